@@ -1,0 +1,370 @@
+// Package testenv starts the real backends vwr's tests run against: a private
+// redis-server (standalone or a 3-node cluster) and a moto server standing in
+// for DynamoDB, SQS and EventBridge. Servers are started once per test binary
+// on free loopback ports and die with it. A missing binary fails the test and
+// names the make target that installs it; nothing is ever skipped.
+package testenv
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// InstallHint is what a test prints when a backend binary is missing.
+const InstallHint = "run `make testenv` (it installs redis-server, the .venv with moto, and chromium)"
+
+// server is one child process owned by the test binary.
+type server struct {
+	cmd *exec.Cmd
+	dir string
+}
+
+var (
+	mu      sync.Mutex
+	running []*server
+)
+
+// Stop kills every server this package started. Call it from TestMain after
+// m.Run; servers also die with the test binary (Pdeathsig) if it is not called.
+func Stop() {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range running {
+		if s.cmd.Process != nil {
+			_ = s.cmd.Process.Kill()
+			_, _ = s.cmd.Process.Wait()
+		}
+		if s.dir != "" {
+			_ = os.RemoveAll(s.dir)
+		}
+	}
+	running = nil
+}
+
+// Main runs the package's tests and then stops the servers they started.
+// Use it as: func TestMain(m *testing.M) { testenv.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("testenv: find free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// RepoRoot returns the directory holding the module's go.mod.
+func RepoRoot(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatalf("testenv: getwd: %v", err)
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/vwr-go/vwr\n") {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatalf("testenv: go.mod of github.com/vwr-go/vwr not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func lookBinary(tb testing.TB, envVar, name string, fallbacks ...string) string {
+	tb.Helper()
+	if p := os.Getenv(envVar); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, f := range fallbacks {
+		if _, err := os.Stat(f); err == nil {
+			return f
+		}
+	}
+	tb.Fatalf("testenv: %s not found (set %s or %s)", name, envVar, InstallHint)
+	return ""
+}
+
+func start(tb testing.TB, bin string, args []string, dir string) *server {
+	tb.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	logFile, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		tb.Fatalf("testenv: log file: %v", err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("testenv: start %s: %v", bin, err)
+	}
+	s := &server{cmd: cmd, dir: dir}
+	mu.Lock()
+	running = append(running, s)
+	mu.Unlock()
+	return s
+}
+
+func (s *server) log() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	return string(b)
+}
+
+func waitTCP(tb testing.TB, s *server, addr string) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tb.Fatalf("testenv: %s did not listen on %s within 20s; log:\n%s", s.cmd.Path, addr, s.log())
+}
+
+func startRedisNode(tb testing.TB, extra ...string) (string, *server) {
+	tb.Helper()
+	bin := lookBinary(tb, "VWR_REDIS_SERVER", "redis-server", "/usr/bin/redis-server")
+	port := FreePort(tb)
+	dir, err := os.MkdirTemp("", "vwr-redis-")
+	if err != nil {
+		tb.Fatalf("testenv: temp dir: %v", err)
+	}
+	args := append([]string{
+		"--port", fmt.Sprint(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir,
+	}, extra...)
+	s := start(tb, bin, args, dir)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	waitTCP(tb, s, addr)
+	return addr, s
+}
+
+var (
+	redisOnce sync.Once
+	redisAddr string
+	redisErr  string
+)
+
+// Redis returns the address (host:port) of this test binary's private
+// redis-server, starting it on first use. Tests share it, so each test must use
+// its own keys (see UniqueID).
+func Redis(tb testing.TB) string {
+	tb.Helper()
+	redisOnce.Do(func() {
+		ft := &fatalCatcher{TB: tb}
+		func() {
+			defer ft.recover()
+			redisAddr, _ = startRedisNode(ft)
+		}()
+		redisErr = ft.msg
+	})
+	if redisErr != "" {
+		tb.Fatal(redisErr)
+	}
+	return redisAddr
+}
+
+var (
+	clusterOnce  sync.Once
+	clusterAddrs []string
+	clusterErr   string
+)
+
+// RedisCluster returns the seed addresses of a private 3-master Redis Cluster,
+// starting it on first use.
+func RedisCluster(tb testing.TB) []string {
+	tb.Helper()
+	clusterOnce.Do(func() {
+		ft := &fatalCatcher{TB: tb}
+		func() {
+			defer ft.recover()
+			clusterAddrs = startCluster(ft)
+		}()
+		clusterErr = ft.msg
+	})
+	if clusterErr != "" {
+		tb.Fatal(clusterErr)
+	}
+	return clusterAddrs
+}
+
+func startCluster(tb testing.TB) []string {
+	cli := lookBinary(tb, "VWR_REDIS_CLI", "redis-cli", "/usr/bin/redis-cli")
+	var addrs []string
+	for i := 0; i < 3; i++ {
+		addr, _ := startRedisNode(tb, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		addrs = append(addrs, addr)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		tb.Fatalf("testenv: redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		ok := true
+		for _, a := range addrs {
+			host, port, _ := net.SplitHostPort(a)
+			out, err := exec.Command(cli, "-h", host, "-p", port, "cluster", "info").Output()
+			if err != nil || !strings.Contains(string(out), "cluster_state:ok") {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return addrs
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tb.Fatalf("testenv: redis cluster on %v did not reach cluster_state:ok", addrs)
+	return nil
+}
+
+var (
+	motoOnce sync.Once
+	motoURL  string
+	motoErr  string
+)
+
+// Moto returns the endpoint URL (http://127.0.0.1:port) of this test binary's
+// private moto server, starting it on first use. Point AWS clients at it with
+// AWS_ENDPOINT_URL or an explicit BaseEndpoint; use unique table and queue
+// names per test.
+func Moto(tb testing.TB) string {
+	tb.Helper()
+	motoOnce.Do(func() {
+		ft := &fatalCatcher{TB: tb}
+		func() {
+			defer ft.recover()
+			motoURL = startMoto(ft)
+		}()
+		motoErr = ft.msg
+	})
+	if motoErr != "" {
+		tb.Fatal(motoErr)
+	}
+	return motoURL
+}
+
+func startMoto(tb testing.TB) string {
+	root := RepoRoot(tb)
+	bin := lookBinary(tb, "VWR_MOTO_SERVER", "moto_server", filepath.Join(root, ".venv", "bin", "moto_server"))
+	if p := os.Getenv("VWR_MOTO_SERVER"); p == "" {
+		// Prefer the project's pinned venv over anything else on PATH.
+		if venv := filepath.Join(root, ".venv", "bin", "moto_server"); fileExists(venv) {
+			bin = venv
+		}
+	}
+	port := FreePort(tb)
+	dir, err := os.MkdirTemp("", "vwr-moto-")
+	if err != nil {
+		tb.Fatalf("testenv: temp dir: %v", err)
+	}
+	s := start(tb, bin, []string{"-H", "127.0.0.1", "-p", fmt.Sprint(port)}, dir)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return url
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tb.Fatalf("testenv: moto_server did not answer on %s within 60s; log:\n%s", url, s.log())
+	return ""
+}
+
+// AWSEnv sets the environment an AWS SDK client needs to talk to endpoint with
+// dummy credentials, for the duration of the test. It uses t.Setenv, so the
+// calling test must not be parallel; parallel tests should build clients with
+// an explicit endpoint instead.
+func AWSEnv(t *testing.T, endpoint string) {
+	t.Helper()
+	t.Setenv("AWS_ENDPOINT_URL", endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_REGION", "us-east-1")
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+var uniqueMu sync.Mutex
+var uniqueN int
+
+// UniqueID returns an id, valid under ^[A-Za-z0-9_-]{1,64}$, that no other
+// test in any concurrently running package uses, for keys and table names.
+func UniqueID(tb testing.TB) string {
+	tb.Helper()
+	uniqueMu.Lock()
+	uniqueN++
+	n := uniqueN
+	uniqueMu.Unlock()
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, tb.Name())
+	suffix := fmt.Sprintf("-%d-%d", os.Getpid(), n)
+	if len(name)+len(suffix) > 64 {
+		name = name[len(name)+len(suffix)-64:]
+	}
+	return name + suffix
+}
+
+// fatalCatcher turns Fatal inside a sync.Once into a recorded message, so a
+// later test that needs the same server fails with the same reason instead of
+// using a half-started one.
+type fatalCatcher struct {
+	testing.TB
+	msg string
+}
+
+type fatalPanic struct{}
+
+func (f *fatalCatcher) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(fatalPanic{})
+}
+
+func (f *fatalCatcher) Fatal(args ...any) {
+	f.msg = fmt.Sprint(args...)
+	panic(fatalPanic{})
+}
+
+func (f *fatalCatcher) recover() {
+	if r := recover(); r != nil {
+		if _, ok := r.(fatalPanic); !ok {
+			panic(r)
+		}
+	}
+}
+

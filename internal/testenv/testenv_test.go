@@ -1,0 +1,80 @@
+package testenv
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestRedisAnswers(t *testing.T) {
+	t.Parallel()
+	c := redis.NewClient(&redis.Options{Addr: Redis(t)})
+	t.Cleanup(func() { c.Close() })
+	key := UniqueID(t)
+	if err := c.Set(context.Background(), key, "v", 0).Err(); err != nil {
+		t.Fatalf("SET: %v", err)
+	}
+	if got := c.Get(context.Background(), key).Val(); got != "v" {
+		t.Fatalf("GET = %q, want v", got)
+	}
+	if a, b := Redis(t), Redis(t); a != b {
+		t.Fatalf("Redis started twice: %s, %s", a, b)
+	}
+}
+
+func TestRedisClusterCoversAllSlots(t *testing.T) {
+	t.Parallel()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: RedisCluster(t)})
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	slots, err := c.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatalf("CLUSTER SLOTS: %v", err)
+	}
+	covered := 0
+	for _, s := range slots {
+		covered += s.End - s.Start + 1
+	}
+	if covered != 16384 || len(slots) != 3 {
+		t.Fatalf("cluster covers %d slots in %d ranges, want 16384 in 3", covered, len(slots))
+	}
+	// Keys in different slots must still be reachable through the client.
+	for _, k := range []string{"a", "b", "c", "d"} {
+		if err := c.Set(ctx, UniqueID(t)+k, 1, 0).Err(); err != nil {
+			t.Fatalf("SET on cluster: %v", err)
+		}
+	}
+}
+
+func TestMotoAnswers(t *testing.T) {
+	t.Parallel()
+	resp, err := http.Get(Moto(t) + "/moto-api/")
+	if err != nil {
+		t.Fatalf("GET moto: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("moto status %d", resp.StatusCode)
+	}
+}
+
+func TestUniqueIDIsValidAndDistinct(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	seen := map[string]bool{}
+	for i := 0; i < 100; i++ {
+		id := UniqueID(t)
+		if !re.MatchString(id) {
+			t.Fatalf("UniqueID %q does not match the id pattern", id)
+		}
+		if seen[id] {
+			t.Fatalf("UniqueID repeated %q", id)
+		}
+		seen[id] = true
+	}
+}

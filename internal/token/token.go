@@ -1,0 +1,262 @@
+// Package token issues and verifies vwr's two JWT kinds: the Tier 1 pass
+// (audience vwr-tier1) minted by the serverless front door, and the entry
+// token (audience vwr-entry) minted by the Tier 2 queue. Each verifier demands
+// its own audience, so one kind never passes as the other even when an
+// operator configures the same secret for both.
+package token
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Issuer and audiences of vwr tokens.
+const (
+	Issuer        = "vwr"
+	AudienceTier1 = "vwr-tier1"
+	AudienceEntry = "vwr-entry"
+)
+
+// MinSecretLen is the shortest accepted HMAC secret, in bytes. HS256 keys
+// shorter than the hash output weaken the MAC.
+const MinSecretLen = 32
+
+// Errors returned by verification. Every failure wraps ErrInvalid, so callers
+// that only need "reject" can test for that one.
+var (
+	ErrInvalid    = errors.New("token: invalid")
+	ErrExpired    = fmt.Errorf("%w: expired", ErrInvalid)
+	ErrWrongEvent = fmt.Errorf("%w: wrong event", ErrInvalid)
+)
+
+// KeyRing holds HMAC keys by kid. The first key signs; all keys verify, which
+// lets operators rotate by prepending a new key and dropping the old one later.
+type KeyRing struct {
+	signKid string
+	keys    map[string][]byte
+}
+
+// ParseKeyRing reads "kid:secret,kid2:secret2". The first entry signs.
+func ParseKeyRing(spec string) (*KeyRing, error) {
+	r := &KeyRing{keys: map[string][]byte{}}
+	for i, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		kid, secret, ok := strings.Cut(part, ":")
+		if !ok || kid == "" {
+			return nil, fmt.Errorf("token: key %d: want kid:secret", i+1)
+		}
+		if err := r.add(kid, []byte(secret)); err != nil {
+			return nil, err
+		}
+	}
+	if r.signKid == "" {
+		return nil, errors.New("token: key ring is empty")
+	}
+	return r, nil
+}
+
+// NewKeyRing returns a ring with a single key. With an empty kid, the kid is
+// derived from the secret's hash, so it changes when the secret rotates
+// without revealing it.
+func NewKeyRing(kid string, secret []byte) (*KeyRing, error) {
+	if kid == "" {
+		sum := sha256.Sum256(secret)
+		kid = "k" + hex.EncodeToString(sum[:4])
+	}
+	r := &KeyRing{keys: map[string][]byte{}}
+	if err := r.add(kid, secret); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// RandomSecret returns a fresh URL-safe secret with 256 bits of entropy.
+func RandomSecret() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic("token: crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (r *KeyRing) add(kid string, secret []byte) error {
+	if len(secret) < MinSecretLen {
+		return fmt.Errorf("token: key %q: secret must be at least %d bytes", kid, MinSecretLen)
+	}
+	if _, dup := r.keys[kid]; dup {
+		return fmt.Errorf("token: key %q listed twice", kid)
+	}
+	r.keys[kid] = secret
+	if r.signKid == "" {
+		r.signKid = kid
+	}
+	return nil
+}
+
+// SigningKid is the kid of the key that signs new tokens.
+func (r *KeyRing) SigningKid() string { return r.signKid }
+
+func (r *KeyRing) sign(claims jwt.Claims) (string, error) {
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	t.Header["kid"] = r.signKid
+	s, err := t.SignedString(r.keys[r.signKid])
+	if err != nil {
+		return "", fmt.Errorf("token: sign: %w", err)
+	}
+	return s, nil
+}
+
+func (r *KeyRing) keyFunc(t *jwt.Token) (any, error) {
+	kid, _ := t.Header["kid"].(string)
+	key, ok := r.keys[kid]
+	if !ok {
+		return nil, fmt.Errorf("unknown kid %q", kid)
+	}
+	return key, nil
+}
+
+func (r *KeyRing) parse(raw string, claims jwt.Claims, aud string, now time.Time) error {
+	p := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithAudience(aud),
+		jwt.WithIssuer(Issuer),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(func() time.Time { return now }),
+	)
+	if _, err := p.ParseWithClaims(raw, claims, r.keyFunc); err != nil {
+		if errors.Is(err, jwt.ErrTokenExpired) {
+			return ErrExpired
+		}
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+// Tier1 is a verified (or to-be-issued) Tier 1 pass.
+type Tier1 struct {
+	Subject   string // visitor id: the server-issued requestId
+	EventID   string
+	Position  int64
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+}
+
+type tier1Claims struct {
+	Tier     int    `json:"tier"`
+	EventID  string `json:"eid"`
+	Position int64  `json:"pos"`
+	jwt.RegisteredClaims
+}
+
+// IssueTier1 signs a Tier 1 pass.
+func (r *KeyRing) IssueTier1(t Tier1) (string, error) {
+	return r.sign(tier1Claims{
+		Tier:     1,
+		EventID:  t.EventID,
+		Position: t.Position,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    Issuer,
+			Audience:  jwt.ClaimStrings{AudienceTier1},
+			Subject:   t.Subject,
+			IssuedAt:  jwt.NewNumericDate(t.IssuedAt),
+			ExpiresAt: jwt.NewNumericDate(t.ExpiresAt),
+		},
+	})
+}
+
+// VerifyTier1 checks signature, algorithm, issuer, audience, expiry, tier and
+// that the pass was issued for eventID.
+func (r *KeyRing) VerifyTier1(raw, eventID string, now time.Time) (Tier1, error) {
+	var c tier1Claims
+	if err := r.parse(raw, &c, AudienceTier1, now); err != nil {
+		return Tier1{}, err
+	}
+	if c.Tier != 1 || c.Subject == "" || c.Position < 1 {
+		return Tier1{}, fmt.Errorf("%w: malformed tier 1 claims", ErrInvalid)
+	}
+	if c.EventID != eventID {
+		return Tier1{}, ErrWrongEvent
+	}
+	return Tier1{
+		Subject:   c.Subject,
+		EventID:   c.EventID,
+		Position:  c.Position,
+		IssuedAt:  c.IssuedAt.Time,
+		ExpiresAt: c.ExpiresAt.Time,
+	}, nil
+}
+
+// Entry is a verified (or to-be-issued) Tier 2 entry token.
+type Entry struct {
+	EventID   string
+	UserID    string
+	ID        string // jti
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+}
+
+type entryClaims struct {
+	UserID string `json:"uid"`
+	jwt.RegisteredClaims
+}
+
+// NewTokenID returns a random jti.
+func NewTokenID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic("token: crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// IssueEntry signs an entry token. An empty ID gets a random one.
+func (r *KeyRing) IssueEntry(e Entry) (string, error) {
+	if e.ID == "" {
+		e.ID = NewTokenID()
+	}
+	return r.sign(entryClaims{
+		UserID: e.UserID,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    Issuer,
+			Audience:  jwt.ClaimStrings{AudienceEntry},
+			Subject:   e.EventID,
+			ID:        e.ID,
+			IssuedAt:  jwt.NewNumericDate(e.IssuedAt),
+			ExpiresAt: jwt.NewNumericDate(e.ExpiresAt),
+		},
+	})
+}
+
+// VerifyEntry checks signature, algorithm, issuer, audience and expiry, and,
+// when eventID is not empty, that the token was issued for that event.
+func (r *KeyRing) VerifyEntry(raw, eventID string, now time.Time) (Entry, error) {
+	var c entryClaims
+	if err := r.parse(raw, &c, AudienceEntry, now); err != nil {
+		return Entry{}, err
+	}
+	if c.Subject == "" || c.UserID == "" {
+		return Entry{}, fmt.Errorf("%w: malformed entry claims", ErrInvalid)
+	}
+	if eventID != "" && c.Subject != eventID {
+		return Entry{}, ErrWrongEvent
+	}
+	return Entry{
+		EventID:   c.Subject,
+		UserID:    c.UserID,
+		ID:        c.ID,
+		IssuedAt:  c.IssuedAt.Time,
+		ExpiresAt: c.ExpiresAt.Time,
+	}, nil
+}

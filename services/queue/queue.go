@@ -1,0 +1,124 @@
+// Package queue is vwr's Tier 2 domain: a per-event line that admits people
+// while fewer than a threshold are active and hands each admitted person an
+// entry token. It knows nothing of HTTP or Redis; the HTTP API lives in
+// services/queue/httpapi and the Redis adapter in services/queue/redisstore.
+package queue
+
+import (
+	"errors"
+	"regexp"
+	"time"
+)
+
+// idPattern is the only shape of event and user ids vwr accepts.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidID reports whether s is an acceptable event or user id.
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
+// Errors of the domain. The HTTP layer maps them to status codes in one place.
+var (
+	ErrInvalidEvent     = errors.New("queue: invalid event id")
+	ErrInvalidUser      = errors.New("queue: invalid user id")
+	ErrInvalidThreshold = errors.New("queue: threshold out of range")
+	ErrInvalidPeriod    = errors.New("queue: invalid ranking period")
+	ErrNotQueued        = errors.New("queue: not queued")
+	// ErrUnavailable wraps every store failure: the API answers 503 + Retry-After.
+	ErrUnavailable = errors.New("queue: store unavailable")
+)
+
+// Threshold bounds accepted by SetThreshold.
+const (
+	MinThreshold = 1
+	MaxThreshold = 1_000_000
+)
+
+// Status is where a user stands in an event's line.
+type Status string
+
+// Statuses, spelled as the seed implementation's clients expect.
+const (
+	StatusQueued Status = "queued"
+	StatusActive Status = "active"
+)
+
+// Identity is who is asking. Position is the verified Tier 1 position, or 0
+// when the user came without a Tier 1 pass (then arrival time orders them).
+type Identity struct {
+	UserID   string
+	Position int64
+}
+
+// View is what check, status and heartbeat answer. Field meanings follow the
+// seed implementation's response so its clients work unchanged.
+type View struct {
+	EventID       string
+	Status        Status
+	Position      int64 // 1-based place in line; 0 when active
+	PeopleAhead   int64
+	PeopleBehind  int64
+	QueueSize     int64
+	EstimatedWait int // seconds
+	NextPoll      int // seconds
+	CurrentUsers  int64
+	Threshold     int64
+	// Set only when Status is active.
+	EntryToken string
+	ExpiresAt  time.Time
+}
+
+// Stats is the admin view of one event.
+type Stats struct {
+	EventID             string
+	QueueSize           int64
+	CurrentUsers        int64
+	Threshold           int64
+	AdmittedLastMinute  int64
+	OldestHeartbeatAge  time.Duration
+	EstimatedClearAfter int // seconds until the current line is admitted
+}
+
+// RankEntry is one event in an admissions ranking.
+type RankEntry struct {
+	EventID    string
+	Admissions int64
+}
+
+// Admission is one user let in, reported to the Notifier.
+type Admission struct {
+	EventID    string
+	UserID     string
+	EntryJTI   string
+	ExpiresAt  time.Time
+	AdmittedAt time.Time
+}
+
+// Notifier hears about every admission, from both the direct entry in check
+// and the worker. It must not block: SQS (a later issue) is fire-and-forget.
+type Notifier interface {
+	Admitted(a Admission)
+}
+
+// NopNotifier discards admissions.
+type NopNotifier struct{}
+
+// Admitted does nothing.
+func (NopNotifier) Admitted(Admission) {}
+
+// NextPoll is the seed's (§5.7) polling schedule in seconds.
+func NextPoll(status Status, position int64) int {
+	switch {
+	case status == StatusActive:
+		return 3
+	case position <= 1000:
+		return 1
+	case position <= 5000:
+		return 5
+	case position <= 10000:
+		return 10
+	case position <= 100000:
+		return 30
+	default:
+		return 60
+	}
+}
