@@ -367,4 +367,3 @@ func (f *fatalCatcher) recover() {
 		}
 	}
 }
-
