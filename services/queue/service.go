@@ -1,0 +1,352 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/token"
+)
+
+// Config holds the domain's tunables. Zero fields take the seed's defaults
+// (§4.5) in WithDefaults.
+type Config struct {
+	Threshold          int64         // default per event; QUEUE_THRESHOLD, default 1000
+	ActiveTTL          time.Duration // QUEUE_ACTIVE_TTL_SECONDS, 600s
+	SeenTTL            time.Duration // QUEUE_SEEN_TTL_SECONDS, 600s
+	AdmissionBatchSize int64         // QUEUE_ADMISSION_BATCH_SIZE, 100
+}
+
+// Defaults of Config (seed §4.5).
+const (
+	DefaultThreshold          = 1000
+	DefaultActiveTTL          = 600 * time.Second
+	DefaultSeenTTL            = 600 * time.Second
+	DefaultAdmissionBatchSize = 100
+)
+
+// WithDefaults fills zero fields with the defaults.
+func (c Config) WithDefaults() Config {
+	if c.Threshold == 0 {
+		c.Threshold = DefaultThreshold
+	}
+	if c.ActiveTTL == 0 {
+		c.ActiveTTL = DefaultActiveTTL
+	}
+	if c.SeenTTL == 0 {
+		c.SeenTTL = DefaultSeenTTL
+	}
+	if c.AdmissionBatchSize == 0 {
+		c.AdmissionBatchSize = DefaultAdmissionBatchSize
+	}
+	return c
+}
+
+// Observer hears about store calls and admissions so that an adapter (the
+// Prometheus metrics of the HTTP API) can count them without the domain
+// importing a metrics library. Implementations must be safe for concurrent
+// use and must not block.
+type Observer interface {
+	// ScriptDone reports one store operation (one Lua script on Redis):
+	// name is check, touch, leave, set_threshold, stats, ranking,
+	// active_events, lock, unlock, admit, retire, cleanup or ping.
+	ScriptDone(name string, d time.Duration, err error)
+	// Admitted reports n users let into eventID (direct entries in Check
+	// and the worker's admissions).
+	Admitted(eventID string, n int)
+	// QueueDepth reports an event's line and active sizes after each
+	// admission pass of the worker.
+	QueueDepth(eventID string, queued, active int64)
+}
+
+// NopObserver ignores everything.
+type NopObserver struct{}
+
+// ScriptDone does nothing.
+func (NopObserver) ScriptDone(string, time.Duration, error) {}
+
+// Admitted does nothing.
+func (NopObserver) Admitted(string, int) {}
+
+// QueueDepth does nothing.
+func (NopObserver) QueueDepth(string, int64, int64) {}
+
+// Service is the Tier 2 queue: it validates input, drives the Store and mints
+// entry tokens. It is safe for concurrent use.
+type Service struct {
+	store  Store
+	keys   *token.KeyRing
+	clk    clock.Clock
+	notify Notifier
+	obs    Observer
+	cfg    Config
+}
+
+// New returns a Service. A nil Notifier or clock gets a no-op notifier or the
+// system clock; cfg gets WithDefaults.
+func New(store Store, entryKeys *token.KeyRing, clk clock.Clock, n Notifier, cfg Config) *Service {
+	if clk == nil {
+		clk = clock.System{}
+	}
+	if n == nil {
+		n = NopNotifier{}
+	}
+	return &Service{store: store, keys: entryKeys, clk: clk, notify: n, obs: NopObserver{}, cfg: cfg.WithDefaults()}
+}
+
+// SetObserver installs o (nil restores the no-op). Call it before the
+// Service is used; it is not synchronised with running calls.
+func (s *Service) SetObserver(o Observer) {
+	if o == nil {
+		o = NopObserver{}
+	}
+	s.obs = o
+}
+
+// Config returns the effective configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// unavailable wraps a store failure so callers can test for ErrUnavailable
+// while logs keep the cause.
+func unavailable(op, eventID string, err error) error {
+	return fmt.Errorf("%w: %s %s: %w", ErrUnavailable, op, eventID, err)
+}
+
+// observe times one store call.
+func (s *Service) observe(name string, start time.Time, err error) {
+	s.obs.ScriptDone(name, time.Since(start), err)
+}
+
+func validate(eventID, userID string) error {
+	if !ValidID(eventID) {
+		return ErrInvalidEvent
+	}
+	if !ValidID(userID) {
+		return ErrInvalidUser
+	}
+	return nil
+}
+
+// Check joins the user to the event's line, or reports where they stand:
+// already queued users get their heartbeat refreshed and their place, already
+// active users get their entry token re-minted with the unchanged expiry, and
+// when the line is empty and fewer than the threshold are active the user is
+// let in at once. A Tier 1 position orders the line; without one, arrival
+// time does.
+func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View, error) {
+	if err := validate(eventID, who.UserID); err != nil {
+		return View{}, err
+	}
+	now := s.clk.Now()
+	score := who.Position
+	if score <= 0 {
+		score = now.UnixMilli()
+	}
+	start := time.Now()
+	snap, err := s.store.Check(ctx, CheckInput{
+		EventID:          eventID,
+		UserID:           who.UserID,
+		Score:            score,
+		Now:              now,
+		ActiveTTL:        s.cfg.ActiveTTL,
+		DefaultThreshold: s.cfg.Threshold,
+	})
+	s.observe("check", start, err)
+	if err != nil {
+		return View{}, unavailable("check", eventID, err)
+	}
+	return s.view(eventID, who.UserID, now, snap)
+}
+
+// Status reports where the user stands, changing nothing but the heartbeat.
+// It returns ErrNotQueued when the user is neither queued nor active.
+func (s *Service) Status(ctx context.Context, eventID string, who Identity) (View, error) {
+	return s.touch(ctx, eventID, who.UserID)
+}
+
+// Heartbeat refreshes the user's heartbeat and reports where they stand; it
+// returns ErrNotQueued when the user is neither queued nor active.
+func (s *Service) Heartbeat(ctx context.Context, eventID, userID string) (View, error) {
+	return s.touch(ctx, eventID, userID)
+}
+
+func (s *Service) touch(ctx context.Context, eventID, userID string) (View, error) {
+	if err := validate(eventID, userID); err != nil {
+		return View{}, err
+	}
+	now := s.clk.Now()
+	start := time.Now()
+	snap, err := s.store.Touch(ctx, eventID, userID, now, s.cfg.Threshold)
+	s.observe("touch", start, err)
+	if err != nil {
+		return View{}, unavailable("touch", eventID, err)
+	}
+	if snap.Status == "" {
+		return View{}, ErrNotQueued
+	}
+	return s.view(eventID, userID, now, snap)
+}
+
+// view turns a Snapshot into the answer, minting the entry token for active
+// users and notifying a direct admission.
+func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (View, error) {
+	v := View{
+		EventID:      eventID,
+		Status:       snap.Status,
+		QueueSize:    snap.QueueSize,
+		CurrentUsers: snap.ActiveCount,
+		Threshold:    snap.Threshold,
+	}
+	if snap.Status == StatusQueued {
+		v.Position = snap.Rank + 1
+		v.PeopleAhead = snap.Rank
+		v.PeopleBehind = max(snap.QueueSize-snap.Rank-1, 0)
+		v.EstimatedWait = EstimateWait(v.Position, snap.AdmittedLastMinute)
+		v.NextPoll = NextPoll(StatusQueued, v.Position)
+		return v, nil
+	}
+	v.PeopleBehind = snap.QueueSize
+	v.NextPoll = NextPoll(StatusActive, 0)
+	v.ExpiresAt = snap.ExpiresAt
+	jti := token.NewTokenID()
+	tok, err := s.keys.IssueEntry(token.Entry{
+		EventID:   eventID,
+		UserID:    userID,
+		ID:        jti,
+		IssuedAt:  now,
+		ExpiresAt: snap.ExpiresAt,
+	})
+	if err != nil {
+		return View{}, fmt.Errorf("queue: mint entry token: %w", err)
+	}
+	v.EntryToken = tok
+	if snap.Activated {
+		s.notify.Admitted(Admission{EventID: eventID, UserID: userID, EntryJTI: jti, ExpiresAt: snap.ExpiresAt, AdmittedAt: now})
+		s.obs.Admitted(eventID, 1)
+	}
+	return v, nil
+}
+
+// minRateSamples is how many admissions in the last RateWindow the measured
+// rate needs before it replaces the seed's rough guess.
+const minRateSamples = 10
+
+// EstimateWait is the expected wait in seconds of the user at position:
+// position ÷ (admissions in the last minute ÷ 60), or, with too few recent
+// admissions to measure a rate, the seed's max(position/50, 5).
+func EstimateWait(position, admittedLastMinute int64) int {
+	if position <= 0 {
+		return 0
+	}
+	if admittedLastMinute < minRateSamples {
+		return int(max(position/50, 5))
+	}
+	window := int64(RateWindow / time.Second)
+	// ceil(position / (admitted/window)) in integers.
+	return int((position*window + admittedLastMinute - 1) / admittedLastMinute)
+}
+
+// Leave removes the user from the event's line or active set at once, freeing
+// the slot. It reports whether they were there.
+func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, error) {
+	if err := validate(eventID, userID); err != nil {
+		return false, err
+	}
+	start := time.Now()
+	removed, err := s.store.Leave(ctx, eventID, userID, s.clk.Now())
+	s.observe("leave", start, err)
+	if err != nil {
+		return false, unavailable("leave", eventID, err)
+	}
+	return removed, nil
+}
+
+// SetThreshold overrides the event's threshold (MinThreshold…MaxThreshold).
+func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) error {
+	if !ValidID(eventID) {
+		return ErrInvalidEvent
+	}
+	if n < MinThreshold || n > MaxThreshold {
+		return ErrInvalidThreshold
+	}
+	start := time.Now()
+	err := s.store.SetThreshold(ctx, eventID, n)
+	s.observe("set_threshold", start, err)
+	if err != nil {
+		return unavailable("set threshold", eventID, err)
+	}
+	return nil
+}
+
+// Stats reports the event's counters.
+func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
+	if !ValidID(eventID) {
+		return Stats{}, ErrInvalidEvent
+	}
+	now := s.clk.Now()
+	start := time.Now()
+	st, err := s.store.Stats(ctx, eventID, now, s.cfg.Threshold)
+	s.observe("stats", start, err)
+	if err != nil {
+		return Stats{}, unavailable("stats", eventID, err)
+	}
+	out := Stats{
+		EventID:             eventID,
+		QueueSize:           st.QueueSize,
+		CurrentUsers:        st.ActiveCount,
+		Threshold:           st.Threshold,
+		AdmittedLastMinute:  st.AdmittedLastMinute,
+		EstimatedClearAfter: EstimateWait(st.QueueSize, st.AdmittedLastMinute),
+	}
+	if !st.OldestHeartbeat.IsZero() {
+		out.OldestHeartbeatAge = max(now.Sub(st.OldestHeartbeat), 0)
+	}
+	return out, nil
+}
+
+// Ranking periods.
+const (
+	PeriodDaily   = "daily"
+	PeriodWeekly  = "weekly"
+	PeriodMonthly = "monthly"
+)
+
+// Ranking bounds: a limit outside 1…MaxRankingLimit is clamped (0 or less
+// means DefaultRankingLimit).
+const (
+	DefaultRankingLimit = 10
+	MaxRankingLimit     = 100
+)
+
+// Ranking lists the events with the most admissions in the current UTC day,
+// ISO week or month, best first.
+func (s *Service) Ranking(ctx context.Context, period string, limit int) ([]RankEntry, error) {
+	switch period {
+	case PeriodDaily, PeriodWeekly, PeriodMonthly:
+	default:
+		return nil, ErrInvalidPeriod
+	}
+	if limit <= 0 {
+		limit = DefaultRankingLimit
+	}
+	limit = min(limit, MaxRankingLimit)
+	start := time.Now()
+	r, err := s.store.Ranking(ctx, period, s.clk.Now(), limit)
+	s.observe("ranking", start, err)
+	if err != nil {
+		return nil, unavailable("ranking", period, err)
+	}
+	return r, nil
+}
+
+// Ping checks the store.
+func (s *Service) Ping(ctx context.Context) error {
+	start := time.Now()
+	err := s.store.Ping(ctx)
+	s.observe("ping", start, err)
+	if err != nil {
+		return unavailable("ping", "", err)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package queue
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the port the Tier 2 domain keeps its state behind. Every method
+// that changes an event's line is one atomic step on the backing store (one
+// Lua script for Redis), so any number of API servers and workers can share
+// it. Implementations wrap every backend failure so that the Service can
+// report ErrUnavailable; ids reaching a Store are already validated.
+type Store interface {
+	// Check joins userID to the event's line or refreshes them (see CheckInput).
+	Check(ctx context.Context, in CheckInput) (Snapshot, error)
+	// Touch refreshes the heartbeat of a queued or active user and reports
+	// where they stand. It returns a Snapshot with an empty Status when the
+	// user is neither queued nor active; it never joins anyone.
+	Touch(ctx context.Context, eventID, userID string, now time.Time, defaultThreshold int64) (Snapshot, error)
+	// Leave removes userID from both the line and the active set.
+	Leave(ctx context.Context, eventID, userID string, now time.Time) (bool, error)
+	// SetThreshold stores the event's override of the default threshold.
+	SetThreshold(ctx context.Context, eventID string, n int64) error
+	// Stats reads the event's counters without changing anything.
+	Stats(ctx context.Context, eventID string, now time.Time, defaultThreshold int64) (StoreStats, error)
+	// Ranking returns the events with the most admissions in the period
+	// (daily, weekly or monthly, as of now), best first.
+	Ranking(ctx context.Context, period string, now time.Time, limit int) ([]RankEntry, error)
+	// ActiveEvents lists the events the worker must visit.
+	ActiveEvents(ctx context.Context) ([]string, error)
+	// Lock takes the event's admission lock for owner unless someone holds it.
+	Lock(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error)
+	// Unlock releases the lock only if owner still holds it.
+	Unlock(ctx context.Context, eventID, owner string) (bool, error)
+	// Admit lets the head of the line in while the event has free slots.
+	Admit(ctx context.Context, in AdmitInput) (AdmitResult, error)
+	// Retire drops an event whose line and active set are empty from the
+	// active events, without ever losing an event that someone joins meanwhile.
+	Retire(ctx context.Context, eventID string) (bool, error)
+	// CleanupStale removes queued users whose last heartbeat is before cutoff.
+	CleanupStale(ctx context.Context, eventID string, cutoff time.Time) (int, error)
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+}
+
+// RateWindow is the span over which admissions are counted for the wait
+// estimate and Stats.AdmittedLastMinute.
+const RateWindow = 60 * time.Second
+
+// CheckInput is one check request. When the user is already queued the
+// heartbeat is refreshed; when already active nothing but the heartbeat
+// changes (expiry stays); when the line is empty and fewer than the threshold
+// are active the user is activated until Now+ActiveTTL; otherwise they are
+// queued with Score.
+type CheckInput struct {
+	EventID          string
+	UserID           string
+	Score            int64 // Tier 1 position, or arrival ms without one
+	Now              time.Time
+	ActiveTTL        time.Duration
+	DefaultThreshold int64
+}
+
+// Snapshot is where a user stands plus the event counters a View needs, as
+// read in the same atomic step.
+type Snapshot struct {
+	Status             Status // "" when neither queued nor active (Touch only)
+	Activated          bool   // became active in this very call
+	Rank               int64  // 0-based place in line when queued
+	QueueSize          int64
+	ActiveCount        int64
+	Threshold          int64
+	AdmittedLastMinute int64
+	ExpiresAt          time.Time // when active
+}
+
+// StoreStats are an event's raw counters.
+type StoreStats struct {
+	QueueSize          int64
+	ActiveCount        int64
+	Threshold          int64
+	AdmittedLastMinute int64
+	OldestHeartbeat    time.Time // zero when nobody is queued
+}
+
+// AdmitInput is one admission pass over one event.
+type AdmitInput struct {
+	EventID          string
+	Now              time.Time
+	ActiveTTL        time.Duration
+	DefaultThreshold int64
+	Batch            int64
+}
+
+// AdmitResult is what one admission pass did.
+type AdmitResult struct {
+	Admitted    []string // user ids, in line order
+	ExpiresAt   time.Time
+	QueueSize   int64 // after the pass
+	ActiveCount int64 // after the pass
+}

@@ -1,0 +1,205 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/token"
+)
+
+// WorkerConfig sets how often the worker admits and cleans up. Zero fields
+// take the defaults in WithDefaults.
+type WorkerConfig struct {
+	AdmissionInterval    time.Duration // QUEUE_ADMISSION_INTERVAL_MS, 1000ms
+	StaleCleanupInterval time.Duration // QUEUE_STALE_CLEANUP_INTERVAL_MS, 30000ms
+}
+
+// Defaults of WorkerConfig (seed §4.5).
+const (
+	DefaultAdmissionInterval    = time.Second
+	DefaultStaleCleanupInterval = 30 * time.Second
+)
+
+// LockTTL bounds how long one worker may hold an event's admission lock; a
+// worker that dies mid-pass blocks the event for at most this long.
+const LockTTL = 4 * time.Second
+
+// WithDefaults fills zero fields with the defaults.
+func (c WorkerConfig) WithDefaults() WorkerConfig {
+	if c.AdmissionInterval == 0 {
+		c.AdmissionInterval = DefaultAdmissionInterval
+	}
+	if c.StaleCleanupInterval == 0 {
+		c.StaleCleanupInterval = DefaultStaleCleanupInterval
+	}
+	return c
+}
+
+// Worker admits people from every active event's line and drops queued users
+// whose heartbeat went stale. Any number of workers may run against one
+// store: a per-event lock keeps them from working the same event at once,
+// and the admission step is atomic, so the threshold holds regardless.
+type Worker struct {
+	svc *Service
+	cfg WorkerConfig
+	log *slog.Logger
+}
+
+// NewWorker returns a worker over svc's store and configuration. A nil logger
+// discards.
+func NewWorker(svc *Service, cfg WorkerConfig, log *slog.Logger) *Worker {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log}
+}
+
+// Run admits every AdmissionInterval and cleans up every StaleCleanupInterval
+// until ctx is done.
+func (w *Worker) Run(ctx context.Context) {
+	admit := time.NewTicker(w.cfg.AdmissionInterval)
+	defer admit.Stop()
+	cleanup := time.NewTicker(w.cfg.StaleCleanupInterval)
+	defer cleanup.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-admit.C:
+			if n, err := w.AdmitOnce(ctx); err != nil && ctx.Err() == nil {
+				w.log.Error("admission pass failed", "admitted", n, "err", err)
+			}
+		case <-cleanup.C:
+			if n, err := w.CleanupOnce(ctx); err != nil && ctx.Err() == nil {
+				w.log.Error("stale cleanup failed", "removed", n, "err", err)
+			} else if n > 0 {
+				w.log.Info("stale cleanup", "removed", n)
+			}
+		}
+	}
+}
+
+func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
+	start := time.Now()
+	events, err := w.svc.store.ActiveEvents(ctx)
+	w.svc.observe("active_events", start, err)
+	if err != nil {
+		return nil, unavailable("active events", "", err)
+	}
+	return events, nil
+}
+
+// AdmitOnce makes one admission pass over all active events and returns how
+// many users it let in. A failing event does not stop the others; the first
+// error is returned.
+func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
+	events, err := w.activeEvents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	var errs []error
+	for _, ev := range events {
+		if ctx.Err() != nil {
+			break
+		}
+		n, err := w.admitEvent(ctx, ev)
+		total += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
+	if !ValidID(eventID) {
+		// Nothing valid ever lists it; skip rather than build keys from it.
+		return 0, nil
+	}
+	s := w.svc
+	owner := token.NewTokenID()
+	start := time.Now()
+	ok, err := s.store.Lock(ctx, eventID, owner, LockTTL)
+	s.observe("lock", start, err)
+	if err != nil {
+		return 0, unavailable("lock", eventID, err)
+	}
+	if !ok {
+		return 0, nil // another worker is on it
+	}
+	defer func() {
+		// Release even when ctx was cancelled mid-pass, so the event is not
+		// blocked until the lock expires.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := s.store.Unlock(uctx, eventID, owner)
+		s.observe("unlock", start, err)
+		if err != nil {
+			w.log.Warn("admission unlock failed", "event", eventID, "err", err)
+		}
+	}()
+
+	now := s.clk.Now()
+	start = time.Now()
+	res, err := s.store.Admit(ctx, AdmitInput{
+		EventID:          eventID,
+		Now:              now,
+		ActiveTTL:        s.cfg.ActiveTTL,
+		DefaultThreshold: s.cfg.Threshold,
+		Batch:            s.cfg.AdmissionBatchSize,
+	})
+	s.observe("admit", start, err)
+	if err != nil {
+		return 0, unavailable("admit", eventID, err)
+	}
+	for _, uid := range res.Admitted {
+		s.notify.Admitted(Admission{EventID: eventID, UserID: uid, ExpiresAt: res.ExpiresAt, AdmittedAt: now})
+	}
+	if len(res.Admitted) > 0 {
+		s.obs.Admitted(eventID, len(res.Admitted))
+	}
+	s.obs.QueueDepth(eventID, res.QueueSize, res.ActiveCount)
+	if res.QueueSize == 0 && res.ActiveCount == 0 {
+		start = time.Now()
+		_, err := s.store.Retire(ctx, eventID)
+		s.observe("retire", start, err)
+		if err != nil {
+			return len(res.Admitted), unavailable("retire", eventID, err)
+		}
+	}
+	return len(res.Admitted), nil
+}
+
+// CleanupOnce removes, from every active event, queued users whose last
+// heartbeat is older than SeenTTL, and returns how many it removed.
+func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
+	events, err := w.activeEvents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s := w.svc
+	cutoff := s.clk.Now().Add(-s.cfg.SeenTTL)
+	total := 0
+	var errs []error
+	for _, ev := range events {
+		if ctx.Err() != nil {
+			break
+		}
+		if !ValidID(ev) {
+			continue
+		}
+		start := time.Now()
+		n, err := s.store.CleanupStale(ctx, ev, cutoff)
+		s.observe("cleanup", start, err)
+		if err != nil {
+			errs = append(errs, unavailable("cleanup", ev, err))
+			continue
+		}
+		total += n
+	}
+	return total, errors.Join(errs...)
+}
