@@ -1,0 +1,218 @@
+// Package gate is net/http middleware for the protected site (seed §5.9): it
+// lets a request under a guarded path prefix through only when it carries a
+// valid Tier 2 entry token for the route's event and, when the site names its
+// authenticated user in a header, for that user. Verified entries are put in
+// the request context for downstream handlers.
+package gate
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/token"
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+// Where the entry token is read from: the header the seed's web client sends,
+// else the cookie the queue API sets.
+const (
+	TokenHeader = "x-queue-entry-token"
+	TokenCookie = "urr-entry-token"
+	// BypassHeader is the seed's CloudFront bypass header. See Config.BypassSecret.
+	BypassHeader = "X-CloudFront-Verified"
+)
+
+// DefaultPrefixes are the seed's guarded paths: seat selection and booking.
+var DefaultPrefixes = []string{"/api/seats/", "/api/reservations/"}
+
+// Config tunes the gate.
+type Config struct {
+	// Keys verify entry tokens (QUEUE_ENTRY_TOKEN_SECRET). Required.
+	Keys *token.KeyRing
+	// Prefixes are the guarded path prefixes; every method under them is
+	// guarded. Empty means DefaultPrefixes.
+	Prefixes []string
+	// UserHeader, when set, names the header in which the site's own
+	// authentication (in front of the gate) puts the user id; the token's
+	// uid must equal it, so a token cannot be lent to someone else.
+	UserHeader string
+	// BypassSecret, when set, lets a request through without a token if its
+	// X-CloudFront-Verified header equals this secret (constant-time). The
+	// seed trusted the header's mere presence, so any client could add it
+	// and skip the queue; a shared secret that only the edge (Lambda@Edge
+	// or a CloudFront origin custom header) knows keeps the optimisation
+	// without that hole. Empty means the header is ignored.
+	BypassSecret string
+	// EventID extracts the event a request is for. Nil means the path
+	// segment right after the guarded prefix (/api/seats/{eventId}/…). An
+	// empty result means the route carries no event and any event's token
+	// is accepted.
+	EventID func(r *http.Request, prefix string) string
+	// Clock tells "now" for expiry; defaults to the wall clock.
+	Clock clock.Clock
+}
+
+// Gate is the middleware.
+type Gate struct {
+	cfg Config
+}
+
+// New returns a gate, or an error when cfg has no keys.
+func New(cfg Config) (*Gate, error) {
+	if cfg.Keys == nil {
+		return nil, errors.New("gate: Keys is required (QUEUE_ENTRY_TOKEN_SECRET)")
+	}
+	if len(cfg.Prefixes) == 0 {
+		cfg.Prefixes = DefaultPrefixes
+	}
+	for _, p := range cfg.Prefixes {
+		if !strings.HasPrefix(p, "/") {
+			return nil, errors.New("gate: prefix " + p + " must start with /")
+		}
+	}
+	if cfg.EventID == nil {
+		cfg.EventID = SegmentAfterPrefix
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
+	}
+	return &Gate{cfg: cfg}, nil
+}
+
+// SegmentAfterPrefix is the default event extractor: the first path segment
+// after prefix, e.g. "E1" in /api/seats/E1/reserve. Nothing after the prefix
+// means no event.
+func SegmentAfterPrefix(r *http.Request, prefix string) string {
+	rest := strings.TrimPrefix(cleanPath(r.URL.Path), strings.TrimSuffix(prefix, "/"))
+	rest = strings.TrimPrefix(rest, "/")
+	seg, _, _ := strings.Cut(rest, "/")
+	return seg
+}
+
+type ctxKey struct{}
+
+// EntryFrom returns the verified entry token the gate attached to ctx. It is
+// false for unguarded paths and for requests let through by the bypass.
+func EntryFrom(ctx context.Context) (token.Entry, bool) {
+	e, ok := ctx.Value(ctxKey{}).(token.Entry)
+	return e, ok
+}
+
+// Failure codes in the 403 body.
+const (
+	CodeRequired = "entry_token_required" // no token presented
+	CodeInvalid  = "entry_token_invalid"  // bad signature/alg/audience/event/user
+	CodeExpired  = "entry_token_expired"  // valid but past exp: queue again
+)
+
+// denial is the 403 body: the seed's error and redirectTo, plus a code.
+type denial struct {
+	Error      string `json:"error"`
+	Code       string `json:"code"`
+	RedirectTo string `json:"redirectTo"`
+}
+
+// Wrap guards next.
+func (g *Gate) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prefix, guarded := g.match(r.URL.Path)
+		if !guarded {
+			next.ServeHTTP(w, r)
+			return
+		}
+		bypassed := g.bypass(r)
+		// The secret stops here: downstream never sees it (nor logs it), and
+		// never mistakes a client-sent header for the edge's word.
+		r.Header.Del(BypassHeader)
+		if bypassed {
+			next.ServeHTTP(w, r)
+			return
+		}
+
+		ev := g.cfg.EventID(r, prefix)
+		if ev != "" && !queue.ValidID(ev) {
+			deny(w, "", CodeInvalid)
+			return
+		}
+		raw := entryToken(r)
+		if raw == "" {
+			deny(w, ev, CodeRequired)
+			return
+		}
+		e, err := g.cfg.Keys.VerifyEntry(raw, ev, g.cfg.Clock.Now())
+		switch {
+		case errors.Is(err, token.ErrExpired):
+			deny(w, ev, CodeExpired)
+			return
+		case err != nil:
+			deny(w, ev, CodeInvalid)
+			return
+		}
+		if g.cfg.UserHeader != "" {
+			uid := r.Header.Get(g.cfg.UserHeader)
+			if uid == "" || subtle.ConstantTimeCompare([]byte(uid), []byte(e.UserID)) != 1 {
+				deny(w, ev, CodeInvalid)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, e)))
+	})
+}
+
+// match reports the guarded prefix p falls under. The path is cleaned first
+// so that /api//seats/ or /x/../api/seats/ cannot slip past.
+func (g *Gate) match(p string) (string, bool) {
+	p = cleanPath(p)
+	for _, prefix := range g.cfg.Prefixes {
+		if strings.HasPrefix(p, prefix) || p == strings.TrimSuffix(prefix, "/") {
+			return prefix, true
+		}
+	}
+	return "", false
+}
+
+func (g *Gate) bypass(r *http.Request) bool {
+	if g.cfg.BypassSecret == "" {
+		return false
+	}
+	v := r.Header.Get(BypassHeader)
+	return v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(g.cfg.BypassSecret)) == 1
+}
+
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
+func entryToken(r *http.Request) string {
+	if v := strings.TrimSpace(r.Header.Get(TokenHeader)); v != "" {
+		return v
+	}
+	if c, err := r.Cookie(TokenCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+func deny(w http.ResponseWriter, eventID, code string) {
+	redirect := "/queue"
+	if eventID != "" && queue.ValidID(eventID) {
+		redirect = "/queue/" + eventID
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusForbidden)
+	_ = json.NewEncoder(w).Encode(denial{Error: "Queue entry token required", Code: code, RedirectTo: redirect})
+}

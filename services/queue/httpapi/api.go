@@ -1,0 +1,193 @@
+// Package httpapi is the Tier 2 queue's JSON API on net/http: check, status,
+// heartbeat and leave for visitors, threshold/stats/ranking for operators,
+// plus /healthz and /metrics. It turns requests into queue.Service calls,
+// resolves who is asking (verified Tier 1 pass or a configured trusted
+// header), and maps domain errors to HTTP status in exactly one place
+// (errors.go). It holds no queue logic of its own.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/token"
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+// Queue is the port the API drives. *queue.Service satisfies it.
+type Queue interface {
+	Check(ctx context.Context, eventID string, who queue.Identity) (queue.View, error)
+	Status(ctx context.Context, eventID string, who queue.Identity) (queue.View, error)
+	Heartbeat(ctx context.Context, eventID, userID string) (queue.View, error)
+	Leave(ctx context.Context, eventID, userID string) (bool, error)
+	SetThreshold(ctx context.Context, eventID string, n int64) error
+	Stats(ctx context.Context, eventID string) (queue.Stats, error)
+	Ranking(ctx context.Context, period string, limit int) ([]queue.RankEntry, error)
+	Ping(ctx context.Context) error
+}
+
+var _ Queue = (*queue.Service)(nil)
+
+// Names of the cookies the API reads and writes (the seed's names).
+const (
+	Tier1Cookie = "urr-vwr-token"
+	EntryCookie = "urr-entry-token"
+)
+
+// MaxBodyBytes is the largest request body accepted; larger bodies get 413.
+const MaxBodyBytes = 4 << 10
+
+// RetryAfterSeconds is what a 503 tells clients to wait before retrying.
+const RetryAfterSeconds = 2
+
+// Config tunes the API. The zero value serves visitors only through a
+// verified Tier 1 pass and keeps the admin endpoints disabled.
+type Config struct {
+	// Tier1Keys verify Tier 1 passes. Nil means no pass is ever accepted.
+	Tier1Keys *token.KeyRing
+	// UserHeader, when set, names a header carrying the user id, trusted
+	// because an authenticating gateway in front of the service sets it.
+	UserHeader string
+	// AdminToken guards /api/queue/admin/*. Empty disables those endpoints:
+	// they are not registered and answer 404 like any unknown path.
+	AdminToken string
+	// CookieSecure adds Secure to the entry-token cookie.
+	CookieSecure bool
+	// Clock tells "now" for token expiry; defaults to the wall clock.
+	Clock clock.Clock
+	// Logger receives one JSON line per request; defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics records request counts and queue gauges; nil disables them.
+	Metrics *Metrics
+}
+
+// API serves the Tier 2 endpoints.
+type API struct {
+	q   Queue
+	cfg Config
+}
+
+// New returns an API over q.
+func New(q Queue, cfg Config) *API {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &API{q: q, cfg: cfg}
+}
+
+// route is one endpoint: the ServeMux pattern and its handler.
+type route struct {
+	pattern string
+	admin   bool
+	h       func(w http.ResponseWriter, r *http.Request) error
+}
+
+func (a *API) routes() []route {
+	return []route{
+		{pattern: "POST /api/queue/check/{eventId}", h: a.check},
+		{pattern: "GET /api/queue/status/{eventId}", h: a.status},
+		{pattern: "POST /api/queue/heartbeat/{eventId}", h: a.heartbeat},
+		{pattern: "POST /api/queue/leave/{eventId}", h: a.leave},
+		{pattern: "PUT /api/queue/admin/threshold/{eventId}", admin: true, h: a.setThreshold},
+		{pattern: "GET /api/queue/admin/stats/{eventId}", admin: true, h: a.stats},
+		{pattern: "GET /api/queue/admin/ranking", admin: true, h: a.ranking},
+		{pattern: "GET /healthz", h: a.healthz},
+	}
+}
+
+// Routes lists the ServeMux patterns ("METHOD /path") the API registers,
+// /metrics included. docs/openapi.yaml is tested against it.
+func (a *API) Routes() []string {
+	var out []string
+	for _, rt := range a.enabledRoutes() {
+		out = append(out, rt.pattern)
+	}
+	if a.cfg.Metrics != nil {
+		out = append(out, metricsPattern)
+	}
+	return out
+}
+
+const metricsPattern = "GET /metrics"
+
+// enabledRoutes drops the admin endpoints when no admin token is configured,
+// so they answer the same JSON 404 as a path that never existed.
+func (a *API) enabledRoutes() []route {
+	var out []route
+	for _, rt := range a.routes() {
+		if rt.admin && a.cfg.AdminToken == "" {
+			continue
+		}
+		out = append(out, rt)
+	}
+	return out
+}
+
+// Register adds the API's routes to mux. It does not claim "/"; use
+// NotFound (or Handler, which does) for the JSON 404 fallback. A wrong method
+// on a known path gets a JSON 405 with Allow.
+func (a *API) Register(mux *http.ServeMux) {
+	allow := map[string][]string{}
+	var paths []string
+	for _, rt := range a.enabledRoutes() {
+		method, path := splitPattern(rt.pattern)
+		if _, seen := allow[path]; !seen {
+			paths = append(paths, path)
+		}
+		allow[path] = append(allow[path], method)
+		mux.Handle(rt.pattern, a.endpoint(rt))
+	}
+	if a.cfg.Metrics != nil {
+		_, path := splitPattern(metricsPattern)
+		paths = append(paths, path)
+		allow[path] = []string{http.MethodGet}
+		mux.Handle(metricsPattern, a.instrument(metricsPattern, a.cfg.Metrics.handler()))
+	}
+	for _, path := range paths {
+		mux.Handle(path, a.instrument("method_not_allowed", methodNotAllowed(allow[path])))
+	}
+}
+
+// Handler returns a ServeMux with the API's routes and a JSON 404 for
+// everything else: the whole Tier 2 HTTP surface.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	a.Register(mux)
+	mux.Handle("/", a.NotFound())
+	return mux
+}
+
+// NotFound answers 404 JSON for unknown routes, counted and logged like any
+// other request.
+func (a *API) NotFound() http.Handler {
+	return a.instrument("not_found", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
+	}))
+}
+
+func (a *API) endpoint(rt route) http.Handler {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.admin {
+			if err := a.authorizeAdmin(r); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+		}
+		if err := readBody(r); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if err := rt.h(w, r); err != nil {
+			a.fail(w, r, err)
+		}
+	})
+	return a.instrument(rt.pattern, h)
+}
+
+func (a *API) now() time.Time { return a.cfg.Clock.Now() }

@@ -1,0 +1,280 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+// viewBody is the JSON of check, status and heartbeat. Field names are the
+// seed implementation's (cchriscode/URR queue-service), so its clients work
+// unchanged; entryToken and expiresAt appear only when active.
+type viewBody struct {
+	Queued        bool   `json:"queued"`
+	Status        string `json:"status"`
+	EventID       string `json:"eventId"`
+	Position      int64  `json:"position"`
+	PeopleAhead   int64  `json:"peopleAhead"`
+	PeopleBehind  int64  `json:"peopleBehind"`
+	QueueSize     int64  `json:"queueSize"`
+	EstimatedWait int    `json:"estimatedWait"`
+	NextPoll      int    `json:"nextPoll"`
+	CurrentUsers  int64  `json:"currentUsers"`
+	Threshold     int64  `json:"threshold"`
+	EntryToken    string `json:"entryToken,omitempty"`
+	ExpiresAt     string `json:"expiresAt,omitempty"`
+}
+
+// statusNotInQueue is the seed's answer to status/heartbeat from someone who
+// is neither queued nor active: 200, so polling clients simply call check.
+const statusNotInQueue = "not_in_queue"
+
+// eventID validates the {eventId} path value before anything else runs.
+func eventID(r *http.Request) (string, error) {
+	id := r.PathValue("eventId")
+	if !queue.ValidID(id) {
+		return "", queue.ErrInvalidEvent
+	}
+	return id, nil
+}
+
+func (a *API) check(w http.ResponseWriter, r *http.Request) error {
+	ev, err := eventID(r)
+	if err != nil {
+		return err
+	}
+	who, err := a.identify(r, ev)
+	if err != nil {
+		return err
+	}
+	setUser(w, who.UserID)
+	v, err := a.q.Check(r.Context(), ev, who)
+	if err != nil {
+		return err
+	}
+	a.writeView(w, v)
+	return nil
+}
+
+func (a *API) status(w http.ResponseWriter, r *http.Request) error {
+	ev, err := eventID(r)
+	if err != nil {
+		return err
+	}
+	who, err := a.identify(r, ev)
+	if err != nil {
+		return err
+	}
+	setUser(w, who.UserID)
+	v, err := a.q.Status(r.Context(), ev, who)
+	if errors.Is(err, queue.ErrNotQueued) {
+		a.writeNotInQueue(w, ev)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.writeView(w, v)
+	return nil
+}
+
+func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) error {
+	ev, err := eventID(r)
+	if err != nil {
+		return err
+	}
+	who, err := a.identify(r, ev)
+	if err != nil {
+		return err
+	}
+	setUser(w, who.UserID)
+	v, err := a.q.Heartbeat(r.Context(), ev, who.UserID)
+	if errors.Is(err, queue.ErrNotQueued) {
+		a.writeNotInQueue(w, ev)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.writeView(w, v)
+	return nil
+}
+
+func (a *API) leave(w http.ResponseWriter, r *http.Request) error {
+	ev, err := eventID(r)
+	if err != nil {
+		return err
+	}
+	who, err := a.identify(r, ev)
+	if err != nil {
+		return err
+	}
+	setUser(w, who.UserID)
+	removed, err := a.q.Leave(r.Context(), ev, who.UserID)
+	if err != nil {
+		return err
+	}
+	// The entry cookie is useless once the slot is gone; clear it.
+	http.SetCookie(w, &http.Cookie{Name: EntryCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: a.cfg.CookieSecure})
+	writeJSON(w, http.StatusOK, struct {
+		Message string `json:"message"`
+		EventID string `json:"eventId"`
+		Removed bool   `json:"removed"`
+	}{"Left queue", ev, removed})
+	return nil
+}
+
+func (a *API) writeView(w http.ResponseWriter, v queue.View) {
+	a.cfg.Metrics.observeView(v)
+	body := viewBody{
+		Queued:        v.Status == queue.StatusQueued,
+		Status:        string(v.Status),
+		EventID:       v.EventID,
+		Position:      v.Position,
+		PeopleAhead:   v.PeopleAhead,
+		PeopleBehind:  v.PeopleBehind,
+		QueueSize:     v.QueueSize,
+		EstimatedWait: v.EstimatedWait,
+		NextPoll:      v.NextPoll,
+		CurrentUsers:  v.CurrentUsers,
+		Threshold:     v.Threshold,
+	}
+	if v.Status == queue.StatusActive && v.EntryToken != "" {
+		body.EntryToken = v.EntryToken
+		body.ExpiresAt = v.ExpiresAt.UTC().Format(time.RFC3339)
+		// Max-Age is what is left of the active slot, so the cookie dies with it.
+		left := int(math.Ceil(v.ExpiresAt.Sub(a.now()).Seconds()))
+		if left > 0 {
+			http.SetCookie(w, &http.Cookie{
+				Name: EntryCookie, Value: v.EntryToken, Path: "/", MaxAge: left,
+				HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: a.cfg.CookieSecure,
+			})
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (a *API) writeNotInQueue(w http.ResponseWriter, ev string) {
+	writeJSON(w, http.StatusOK, struct {
+		Queued   bool   `json:"queued"`
+		Status   string `json:"status"`
+		EventID  string `json:"eventId"`
+		NextPoll int    `json:"nextPoll"`
+	}{false, statusNotInQueue, ev, queue.NextPoll(queue.StatusActive, 0)})
+}
+
+func (a *API) setThreshold(w http.ResponseWriter, r *http.Request) error {
+	ev, err := eventID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Threshold *json.Number `json:"threshold"`
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.Threshold == nil {
+		return errInvalidBody
+	}
+	n, err := body.Threshold.Int64()
+	if err != nil || n < queue.MinThreshold || n > queue.MaxThreshold {
+		return queue.ErrInvalidThreshold
+	}
+	if err := a.q.SetThreshold(r.Context(), ev, n); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		EventID   string `json:"eventId"`
+		Threshold int64  `json:"threshold"`
+	}{ev, n})
+	return nil
+}
+
+// statsBody extends the seed's admin answer (eventId, queueSize,
+// currentUsers, threshold, available) with throughput figures.
+type statsBody struct {
+	EventID                   string `json:"eventId"`
+	QueueSize                 int64  `json:"queueSize"`
+	CurrentUsers              int64  `json:"currentUsers"`
+	Threshold                 int64  `json:"threshold"`
+	Available                 int64  `json:"available"`
+	AdmittedLastMinute        int64  `json:"admittedLastMinute"`
+	OldestHeartbeatAgeSeconds int64  `json:"oldestHeartbeatAgeSeconds"`
+	EstimatedClearSeconds     int    `json:"estimatedClearSeconds"`
+}
+
+func (a *API) stats(w http.ResponseWriter, r *http.Request) error {
+	ev, err := eventID(r)
+	if err != nil {
+		return err
+	}
+	s, err := a.q.Stats(r.Context(), ev)
+	if err != nil {
+		return err
+	}
+	a.cfg.Metrics.observeStats(s)
+	writeJSON(w, http.StatusOK, statsBody{
+		EventID:                   ev,
+		QueueSize:                 s.QueueSize,
+		CurrentUsers:              s.CurrentUsers,
+		Threshold:                 s.Threshold,
+		Available:                 max(0, s.Threshold-s.CurrentUsers),
+		AdmittedLastMinute:        s.AdmittedLastMinute,
+		OldestHeartbeatAgeSeconds: int64(s.OldestHeartbeatAge / time.Second),
+		EstimatedClearSeconds:     s.EstimatedClearAfter,
+	})
+	return nil
+}
+
+type rankEntryBody struct {
+	EventID    string `json:"eventId"`
+	Admissions int64  `json:"admissions"`
+}
+
+func (a *API) ranking(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	period := q.Get("period")
+	if period == "" {
+		period = "daily"
+	}
+	limit := queue.DefaultRankingLimit
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > queue.MaxRankingLimit {
+			return errInvalidLimit
+		}
+		limit = n
+	}
+	entries, err := a.q.Ranking(r.Context(), period, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]rankEntryBody, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, rankEntryBody{EventID: e.EventID, Admissions: e.Admissions})
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Period  string          `json:"period"`
+		Ranking []rankEntryBody `json:"ranking"`
+	}{period, out})
+	return nil
+}
+
+func (a *API) healthz(w http.ResponseWriter, r *http.Request) error {
+	if err := a.q.Ping(r.Context()); err != nil {
+		if !errors.Is(err, queue.ErrUnavailable) {
+			err = errors.Join(queue.ErrUnavailable, err)
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"ok"})
+	return nil
+}

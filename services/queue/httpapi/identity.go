@@ -1,0 +1,77 @@
+package httpapi
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+// identify resolves who is asking, in the order:
+//  1. a verified Tier 1 pass (Authorization: Bearer, else cookie urr-vwr-token):
+//     user = sub, queue score = pos;
+//  2. otherwise the configured trusted user header (position 0: arrival order);
+//  3. otherwise 401.
+//
+// A pass that is presented but fails verification is a 401 even when the
+// header is configured: falling through would let a forged or stale pass be
+// "upgraded" to header identity. Positions never come from the client.
+func (a *API) identify(r *http.Request, eventID string) (queue.Identity, error) {
+	if raw, ok := tier1Token(r); ok {
+		if a.cfg.Tier1Keys == nil {
+			return queue.Identity{}, errInvalidToken
+		}
+		pass, err := a.cfg.Tier1Keys.VerifyTier1(raw, eventID, a.now())
+		if err != nil {
+			return queue.Identity{}, errInvalidToken
+		}
+		if !queue.ValidID(pass.Subject) {
+			return queue.Identity{}, errInvalidToken
+		}
+		return queue.Identity{UserID: pass.Subject, Position: pass.Position}, nil
+	}
+	if a.cfg.UserHeader != "" {
+		if uid := r.Header.Get(a.cfg.UserHeader); uid != "" {
+			if !queue.ValidID(uid) {
+				return queue.Identity{}, errInvalidUser
+			}
+			return queue.Identity{UserID: uid}, nil
+		}
+	}
+	return queue.Identity{}, errUnauthenticated
+}
+
+// tier1Token finds a presented Tier 1 pass: an Authorization Bearer value,
+// else the urr-vwr-token cookie. Other Authorization schemes are ignored.
+func tier1Token(r *http.Request) (string, bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if raw, ok := bearer(h); ok {
+			return raw, true
+		}
+	}
+	if c, err := r.Cookie(Tier1Cookie); err == nil && c.Value != "" {
+		return c.Value, true
+	}
+	return "", false
+}
+
+func bearer(h string) (string, bool) {
+	scheme, raw, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	raw = strings.TrimSpace(raw)
+	return raw, raw != ""
+}
+
+// authorizeAdmin demands Authorization: Bearer <QUEUE_ADMIN_TOKEN>, compared
+// in constant time. Routes are only registered when a token is configured.
+func (a *API) authorizeAdmin(r *http.Request) error {
+	raw, ok := bearer(r.Header.Get("Authorization"))
+	if !ok || a.cfg.AdminToken == "" ||
+		subtle.ConstantTimeCompare([]byte(raw), []byte(a.cfg.AdminToken)) != 1 {
+		return errAdminAuth
+	}
+	return nil
+}

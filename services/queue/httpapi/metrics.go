@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+// Metrics are the Tier 2 Prometheus series, on their own registry so that
+// several APIs (tests, two servers in one process) never collide. It is also
+// the queue.Observer that feeds admissions, queue depth and script latency
+// from the Service and Worker. A nil *Metrics records nothing.
+type Metrics struct {
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	admissions *prometheus.CounterVec
+	queueSize  *prometheus.GaugeVec
+	active     *prometheus.GaugeVec
+	script     *prometheus.HistogramVec
+}
+
+// NewMetrics creates the series on a fresh registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vwr_http_requests_total", Help: "HTTP requests by route pattern and status code.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vwr_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}, []string{"route"}),
+		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vwr_queue_admissions_total", Help: "Users admitted (direct entries in check and worker admissions) by event.",
+		}, []string{"event"}),
+		queueSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vwr_queue_size", Help: "Users waiting in an event's queue, as last observed.",
+		}, []string{"event"}),
+		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vwr_queue_active_users", Help: "Users holding an active slot in an event, as last observed.",
+		}, []string{"event"}),
+		script: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vwr_queue_script_duration_seconds", Help: "Latency of queue store calls (one Lua script each on Redis) by script and result.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}, []string{"script", "result"}),
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.admissions, m.queueSize, m.active, m.script,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is the registry holding the series, for callers that add their own.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+var _ queue.Observer = (*Metrics)(nil)
+
+// ScriptDone records one store call's (Lua script's) latency and outcome.
+func (m *Metrics) ScriptDone(name string, d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.script.WithLabelValues(name, result).Observe(d.Seconds())
+}
+
+// Admitted counts n users let into eventID.
+func (m *Metrics) Admitted(eventID string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.admissions.WithLabelValues(eventID).Add(float64(n))
+}
+
+// QueueDepth records an event's line and active sizes.
+func (m *Metrics) QueueDepth(eventID string, queued, active int64) {
+	if m == nil {
+		return
+	}
+	m.queueSize.WithLabelValues(eventID).Set(float64(queued))
+	m.active.WithLabelValues(eventID).Set(float64(active))
+}
+
+func (m *Metrics) observeView(v queue.View) { m.QueueDepth(v.EventID, v.QueueSize, v.CurrentUsers) }
+
+func (m *Metrics) observeStats(s queue.Stats) { m.QueueDepth(s.EventID, s.QueueSize, s.CurrentUsers) }
+
+func (m *Metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// recorder captures what a handler wrote, for the log line and metrics.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+	user   string
+	err    error
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// setUser tells the request log who was served.
+func setUser(w http.ResponseWriter, uid string) {
+	if rec, ok := w.(*recorder); ok {
+		rec.user = uid
+	}
+}
+
+// instrument wraps h so that each request is counted under route and logged
+// as one JSON line with stable keys.
+func (a *API) instrument(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		elapsed := time.Since(start)
+		if m := a.cfg.Metrics; m != nil {
+			m.requests.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
+			m.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+		}
+		attrs := []slog.Attr{
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.String("route", route),
+			slog.Int("status", rec.status),
+			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
+		}
+		if ev := r.PathValue("eventId"); ev != "" && queue.ValidID(ev) {
+			attrs = append(attrs, slog.String("event", ev))
+		}
+		if rec.user != "" {
+			attrs = append(attrs, slog.String("uid", rec.user))
+		}
+		level := slog.LevelInfo
+		if rec.err != nil {
+			attrs = append(attrs, slog.String("err", rec.err.Error()))
+			if rec.status >= 500 {
+				level = slog.LevelWarn
+			}
+		}
+		a.cfg.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+	})
+}
