@@ -1,0 +1,70 @@
+package redisstore
+
+import (
+	"fmt"
+	"time"
+)
+
+// keys builds every Redis key the Tier 2 store uses. One event's keys share
+// the hash tag {eventID}, so each per-event script touches a single Cluster
+// slot. The active-events set, the rankings and nothing else live outside an
+// event's slot, and no script touches them.
+type keys struct {
+	prefix string // empty in production; tests use a unique one
+}
+
+// Per-event keys. The comment names the type and what the score means.
+func (k keys) tag(ev string) string        { return k.prefix + "{" + ev + "}" }
+func (k keys) queue(ev string) string      { return k.tag(ev) + ":queue" }       // ZSET uid -> Tier 1 position or arrival ms
+func (k keys) active(ev string) string     { return k.tag(ev) + ":active" }      // ZSET uid -> expiry ms
+func (k keys) seen(ev string) string       { return k.tag(ev) + ":seen" }        // ZSET uid -> last heartbeat ms (queued)
+func (k keys) activeSeen(ev string) string { return k.tag(ev) + ":active-seen" } // ZSET uid -> last heartbeat ms (active)
+func (k keys) threshold(ev string) string  { return k.tag(ev) + ":threshold" }   // STRING per-event override
+func (k keys) admissions(ev string) string { return k.tag(ev) + ":admissions" }  // ZSET "ms:uid" -> admission ms, trimmed to the rate window
+func (k keys) rankPending(ev string) string {
+	return k.tag(ev) + ":rank-pending" // HASH unix second -> admissions not yet added to the rankings
+}
+func (k keys) retired(ev string) string {
+	return k.tag(ev) + ":retired" // STRING tombstone: the worker dropped the event from the active set
+}
+
+// lock is the event's admission lock (STRING owner, PX LockTTL).
+func (k keys) lock(ev string) string { return k.prefix + "admission:lock:{" + ev + "}" }
+
+// activeEvents is the global SET of events the worker visits.
+func (k keys) activeEvents() string { return k.prefix + "queue:active-events" }
+
+// eventKeys is the KEYS list every per-event script receives, in the order
+// their contract headers document.
+func (k keys) eventKeys(ev string) []string {
+	return []string{
+		k.queue(ev),       // KEYS[1]
+		k.active(ev),      // KEYS[2]
+		k.seen(ev),        // KEYS[3]
+		k.activeSeen(ev),  // KEYS[4]
+		k.threshold(ev),   // KEYS[5]
+		k.admissions(ev),  // KEYS[6]
+		k.rankPending(ev), // KEYS[7]
+		k.retired(ev),     // KEYS[8]
+	}
+}
+
+// Ranking periods, their key layouts (UTC) and how long a period's key lives.
+var rankingPeriods = map[string]struct {
+	key func(time.Time) string
+	ttl time.Duration
+}{
+	"daily":   {func(t time.Time) string { return t.Format("2006-01-02") }, 2 * 24 * time.Hour},
+	"weekly":  {isoWeek, 8 * 24 * time.Hour},
+	"monthly": {func(t time.Time) string { return t.Format("2006-01") }, 32 * 24 * time.Hour},
+}
+
+func isoWeek(t time.Time) string {
+	y, w := t.ISOWeek()
+	return fmt.Sprintf("%04d-W%02d", y, w)
+}
+
+// ranking is the ZSET eventID -> admissions of the period containing t.
+func (k keys) ranking(period string, t time.Time) string {
+	return k.prefix + "ranking:" + period + ":" + rankingPeriods[period].key(t.UTC())
+}

@@ -1,0 +1,46 @@
+-- lib.lua is prepended to every per-event script (see scripts.go). It holds
+-- the helpers they share; it has no contract of its own.
+
+-- drop_expired removes actives whose expiry (score) is at or before now from
+-- the active set and their heartbeats from active-seen, in bounded chunks.
+local function drop_expired(active, active_seen, now)
+  while true do
+    local gone = redis.call('ZRANGEBYSCORE', active, '-inf', now, 'LIMIT', 0, 500)
+    for _, uid in ipairs(gone) do
+      redis.call('ZREM', active, uid)
+      redis.call('ZREM', active_seen, uid)
+    end
+    if #gone < 500 then return end
+  end
+end
+
+-- threshold_of is the event's override, else the default.
+local function threshold_of(key, default)
+  local v = redis.call('GET', key)
+  if v then
+    local n = tonumber(v)
+    if n then return n end
+  end
+  return tonumber(default)
+end
+
+-- admitted_since counts admissions after since (exclusive).
+local function admitted_since(admissions, since)
+  return redis.call('ZCOUNT', admissions, '(' .. since, '+inf')
+end
+
+-- record_admission notes uid's admission at now for the rate window and for
+-- the rankings, and trims the rate window.
+local function record_admission(admissions, rank_pending, uid, now, since)
+  redis.call('ZADD', admissions, now, now .. ':' .. uid)
+  redis.call('ZREMRANGEBYSCORE', admissions, '-inf', since)
+  redis.call('HINCRBY', rank_pending, math.floor(now / 1000), 1)
+end
+
+-- view is the reply every user-facing script returns:
+-- {status, activated, rank, queue size, active count, threshold,
+--  admitted in window, expires ms, relist}.
+local function view(status, activated, rank, keys, th, since, expires, relist)
+  return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
+    th, admitted_since(keys[6], since), expires, relist}
+end

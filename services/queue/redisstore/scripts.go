@@ -1,0 +1,55 @@
+package redisstore
+
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// lib holds the helpers every per-event script shares; it is prepended to
+// them, so each script's contract header is in its own .lua file.
+//
+//go:embed lib.lua
+var lib string
+
+var (
+	//go:embed check.lua
+	checkLua string
+	//go:embed touch.lua
+	touchLua string
+	//go:embed leave.lua
+	leaveLua string
+	//go:embed admit.lua
+	admitLua string
+	//go:embed retire.lua
+	retireLua string
+	//go:embed cleanup.lua
+	cleanupLua string
+	//go:embed stats.lua
+	statsLua string
+	//go:embed unlock.lua
+	unlockLua string
+)
+
+// The scripts. Per-event scripts take the KEYS of keys.eventKeys.
+var (
+	// checkScript joins or refreshes a user: the whole of a check request.
+	checkScript = redis.NewScript(lib + checkLua)
+	// touchScript refreshes a heartbeat for status and heartbeat requests.
+	touchScript = redis.NewScript(lib + touchLua)
+	// leaveScript removes a user from line and active set.
+	leaveScript = redis.NewScript(lib + leaveLua)
+	// admitScript is one worker admission pass over one event.
+	admitScript = redis.NewScript(lib + admitLua)
+	// retireScript decides whether an event stays in the active-events set.
+	retireScript = redis.NewScript(lib + retireLua)
+	// cleanupScript drops queued users with stale heartbeats.
+	cleanupScript = redis.NewScript(lib + cleanupLua)
+	// statsScript reads an event's counters.
+	statsScript = redis.NewScript(lib + statsLua)
+	// unlockScript is the compare-and-delete release of the admission lock.
+	unlockScript = redis.NewScript(unlockLua)
+)
+
+// allScripts is what Load puts into the script cache.
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, unlockScript}

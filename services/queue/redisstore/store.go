@@ -1,0 +1,402 @@
+// Package redisstore keeps the Tier 2 queue in Redis: one event's line,
+// active set, heartbeats and counters under the hash tag {eventID}, changed
+// only by the embedded Lua scripts (one atomic step each), so that it runs
+// unchanged on a single redis-server, a Redis Cluster and miniredis.
+// docs/tier2-store.md describes the key layout and the algorithms.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+var _ queue.Store = (*Store)(nil)
+
+// Options tune a Store.
+type Options struct {
+	// Prefix is prepended to every key. It lets several deployments (or
+	// parallel tests) share one Redis. It must not contain '{' or '}', which
+	// would break the per-event hash tag.
+	Prefix string
+}
+
+// Store is the Redis implementation of queue.Store. It is safe for
+// concurrent use.
+type Store struct {
+	rdb redis.UniversalClient
+	k   keys
+	// afterSREM, when set by a test, runs inside Retire between the SREM and
+	// the re-check, to replay the race with a concurrent join.
+	afterSREM func()
+}
+
+// New returns a Store over rdb (a *redis.Client, *redis.ClusterClient or a
+// client of miniredis). It panics on a Prefix with braces: that is a wiring
+// bug, not a runtime condition.
+func New(rdb redis.UniversalClient, opts Options) *Store {
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		panic("redisstore: Options.Prefix must not contain braces")
+	}
+	return &Store{rdb: rdb, k: keys{prefix: opts.Prefix}}
+}
+
+// tombstoneTTL bounds how long the retired tombstone waits for the next
+// join. It only has to outlive a check whose SADD and script ran in the
+// opposite order (a Cluster pipeline sends them to two nodes at once).
+const tombstoneTTL = time.Minute
+
+// cleanupChunk is the most stale users one cleanup script removes.
+const cleanupChunk = 1000
+
+// Load puts every script into Redis' script cache (on every master of a
+// Cluster), so that the first calls are already single EVALSHA round trips.
+// Calling it is optional: a NOSCRIPT reply is retried once with EVAL.
+func (s *Store) Load(ctx context.Context) error {
+	for _, sc := range allScripts {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return fmt.Errorf("redisstore: load scripts: %w", err)
+		}
+	}
+	return nil
+}
+
+func ms(t time.Time) int64        { return t.UnixMilli() }
+func msDur(d time.Duration) int64 { return d.Milliseconds() }
+func fromMS(v int64) time.Time    { return time.UnixMilli(v).UTC() }
+func window() int64               { return msDur(queue.RateWindow) }
+func isNoScript(err error) bool   { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
+func wrap(op, ev string, err error) error {
+	return fmt.Errorf("redisstore: %s %s: %w", op, ev, err)
+}
+
+// Check runs check.lua and, in the same pipeline (one round trip), the
+// idempotent SADD of the event into the active-events set. Only when the
+// script finds the retired tombstone does a second round trip SADD again,
+// because then the pipelined SADD may have landed before a retire's SREM.
+func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
+	keys := s.k.eventKeys(in.EventID)
+	args := []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window()}
+	reply, err := s.checkPipeline(ctx, in.EventID, keys, args, true)
+	if err != nil {
+		return queue.Snapshot{}, wrap("check", in.EventID, err)
+	}
+	snap, relist, err := parseView(reply)
+	if err != nil {
+		return queue.Snapshot{}, wrap("check", in.EventID, err)
+	}
+	if relist {
+		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), in.EventID).Err(); err != nil {
+			return queue.Snapshot{}, wrap("check relist", in.EventID, err)
+		}
+	}
+	return snap, nil
+}
+
+// checkPipeline sends EVALSHA (EVAL after NOSCRIPT) of check.lua, followed
+// by the SADD when sadd is set.
+func (s *Store) checkPipeline(ctx context.Context, ev string, keys []string, args []any, sadd bool) ([]any, error) {
+	run := func(eval bool) (*redis.Cmd, error) {
+		pipe := s.rdb.Pipeline()
+		var cmd *redis.Cmd
+		if eval {
+			cmd = checkScript.Eval(ctx, pipe, keys, args...)
+		} else {
+			cmd = checkScript.EvalSha(ctx, pipe, keys, args...)
+		}
+		if sadd {
+			pipe.SAdd(ctx, s.k.activeEvents(), ev)
+		}
+		_, err := pipe.Exec(ctx)
+		return cmd, err
+	}
+	cmd, err := run(false)
+	if isNoScript(cmd.Err()) {
+		cmd, err = run(true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cmd.Slice()
+}
+
+// Touch runs touch.lua.
+func (s *Store) Touch(ctx context.Context, eventID, userID string, now time.Time, defaultThreshold int64) (queue.Snapshot, error) {
+	reply, err := touchScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), userID, ms(now), defaultThreshold, window()).Slice()
+	if err != nil {
+		return queue.Snapshot{}, wrap("touch", eventID, err)
+	}
+	snap, _, err := parseView(reply)
+	if err != nil {
+		return queue.Snapshot{}, wrap("touch", eventID, err)
+	}
+	return snap, nil
+}
+
+// Leave runs leave.lua.
+func (s *Store) Leave(ctx context.Context, eventID, userID string, now time.Time) (bool, error) {
+	n, err := leaveScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), userID).Int64()
+	if err != nil {
+		return false, wrap("leave", eventID, err)
+	}
+	return n == 1, nil
+}
+
+// SetThreshold stores the per-event override.
+func (s *Store) SetThreshold(ctx context.Context, eventID string, n int64) error {
+	if err := s.rdb.Set(ctx, s.k.threshold(eventID), n, 0).Err(); err != nil {
+		return wrap("set threshold", eventID, err)
+	}
+	return nil
+}
+
+// Stats runs stats.lua.
+func (s *Store) Stats(ctx context.Context, eventID string, now time.Time, defaultThreshold int64) (queue.StoreStats, error) {
+	reply, err := statsScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), ms(now), defaultThreshold, window()).Int64Slice()
+	if err != nil {
+		return queue.StoreStats{}, wrap("stats", eventID, err)
+	}
+	if len(reply) != 5 {
+		return queue.StoreStats{}, wrap("stats", eventID, fmt.Errorf("reply has %d fields, want 5", len(reply)))
+	}
+	st := queue.StoreStats{QueueSize: reply[0], ActiveCount: reply[1], Threshold: reply[2], AdmittedLastMinute: reply[3]}
+	if reply[4] >= 0 {
+		st.OldestHeartbeat = fromMS(reply[4])
+	}
+	return st, nil
+}
+
+// Ranking reads the period's ranking key, best first.
+func (s *Store) Ranking(ctx context.Context, period string, now time.Time, limit int) ([]queue.RankEntry, error) {
+	if _, ok := rankingPeriods[period]; !ok {
+		return nil, fmt.Errorf("redisstore: ranking: unknown period %q", period)
+	}
+	zs, err := s.rdb.ZRevRangeWithScores(ctx, s.k.ranking(period, now), 0, int64(limit)-1).Result()
+	if err != nil {
+		return nil, wrap("ranking", period, err)
+	}
+	out := make([]queue.RankEntry, 0, len(zs))
+	for _, z := range zs {
+		ev, _ := z.Member.(string)
+		out = append(out, queue.RankEntry{EventID: ev, Admissions: int64(z.Score)})
+	}
+	return out, nil
+}
+
+// ActiveEvents lists the active-events set.
+func (s *Store) ActiveEvents(ctx context.Context) ([]string, error) {
+	evs, err := s.rdb.SMembers(ctx, s.k.activeEvents()).Result()
+	if err != nil {
+		return nil, wrap("active events", "", err)
+	}
+	return evs, nil
+}
+
+// Lock is SET admission:lock:{E} owner NX PX ttl.
+func (s *Store) Lock(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error) {
+	err := s.rdb.Do(ctx, "SET", s.k.lock(eventID), owner, "NX", "PX", msDur(ttl)).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, wrap("lock", eventID, err)
+	}
+	return true, nil
+}
+
+// Unlock runs unlock.lua (compare-and-delete).
+func (s *Store) Unlock(ctx context.Context, eventID, owner string) (bool, error) {
+	n, err := unlockScript.Run(ctx, s.rdb, []string{s.k.lock(eventID)}, owner).Int64()
+	if err != nil {
+		return false, wrap("unlock", eventID, err)
+	}
+	return n == 1, nil
+}
+
+// Admit runs admit.lua and then adds the drained admissions to the rankings
+// in one pipeline: the ranking keys live outside the event's slot, so no
+// script may touch them. A failure of that pipeline loses those ranking
+// counts (not any admission) and is reported.
+func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResult, error) {
+	reply, err := admitScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID),
+		ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, in.Batch, window()).Slice()
+	if err != nil {
+		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
+	}
+	res, pending, err := parseAdmit(reply)
+	if err != nil {
+		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
+	}
+	if len(pending) > 0 {
+		if err := s.addRankings(ctx, in.EventID, pending); err != nil {
+			return res, wrap("admit rankings", in.EventID, err)
+		}
+	}
+	return res, nil
+}
+
+// addRankings ZINCRBYs each admission into the day, ISO week and month it
+// happened in and gives a key its TTL only when it has none (EXPIRE NX).
+func (s *Store) addRankings(ctx context.Context, eventID string, pending map[int64]int64) error {
+	incr := map[string]int64{}
+	ttl := map[string]time.Duration{}
+	for sec, n := range pending {
+		t := time.Unix(sec, 0).UTC()
+		for period, p := range rankingPeriods {
+			key := s.k.ranking(period, t)
+			incr[key] += n
+			ttl[key] = p.ttl
+		}
+	}
+	pipe := s.rdb.Pipeline()
+	for key, n := range incr {
+		pipe.ZIncrBy(ctx, key, float64(n), eventID)
+		pipe.ExpireNX(ctx, key, ttl[key])
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// Retire removes the event from the active-events set, then re-checks it in
+// its own slot and adds it back if anyone is there. A join always runs its
+// script (ZADD) before its SADD lands or, when a Cluster pipeline reorders
+// them, finds the tombstone this leaves and SADDs again; so an event with
+// queued users is never left out for longer than one retire takes.
+func (s *Store) Retire(ctx context.Context, eventID string) (bool, error) {
+	if err := s.rdb.SRem(ctx, s.k.activeEvents(), eventID).Err(); err != nil {
+		return false, wrap("retire", eventID, err)
+	}
+	if s.afterSREM != nil {
+		s.afterSREM()
+	}
+	keep, err := retireScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), msDur(tombstoneTTL)).Int64()
+	if err != nil {
+		// Unknown whether anyone is there: put it back, the next pass retries.
+		_ = s.rdb.SAdd(context.WithoutCancel(ctx), s.k.activeEvents(), eventID).Err()
+		return false, wrap("retire", eventID, err)
+	}
+	if keep == 1 {
+		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), eventID).Err(); err != nil {
+			return false, wrap("retire re-add", eventID, err)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// CleanupStale runs cleanup.lua until a call removes less than a chunk.
+func (s *Store) CleanupStale(ctx context.Context, eventID string, cutoff time.Time) (int, error) {
+	total := 0
+	for {
+		n, err := cleanupScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), ms(cutoff), cleanupChunk).Int64()
+		if err != nil {
+			return total, wrap("cleanup", eventID, err)
+		}
+		total += int(n)
+		if n < cleanupChunk {
+			return total, nil
+		}
+	}
+}
+
+// Ping checks the connection.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return wrap("ping", "", err)
+	}
+	return nil
+}
+
+// parseView reads the reply of check.lua and touch.lua.
+func parseView(r []any) (queue.Snapshot, bool, error) {
+	if len(r) != 9 {
+		return queue.Snapshot{}, false, fmt.Errorf("reply has %d fields, want 9", len(r))
+	}
+	status, ok := r[0].(string)
+	if !ok {
+		return queue.Snapshot{}, false, fmt.Errorf("status is %T", r[0])
+	}
+	n := make([]int64, 8)
+	for i := range n {
+		v, err := asInt(r[i+1])
+		if err != nil {
+			return queue.Snapshot{}, false, err
+		}
+		n[i] = v
+	}
+	snap := queue.Snapshot{
+		Status:             queue.Status(status),
+		Activated:          n[0] == 1,
+		Rank:               n[1],
+		QueueSize:          n[2],
+		ActiveCount:        n[3],
+		Threshold:          n[4],
+		AdmittedLastMinute: n[5],
+	}
+	if n[6] > 0 {
+		snap.ExpiresAt = fromMS(n[6])
+	}
+	return snap, n[7] == 1, nil
+}
+
+// parseAdmit reads the reply of admit.lua.
+func parseAdmit(r []any) (queue.AdmitResult, map[int64]int64, error) {
+	if len(r) < 4 {
+		return queue.AdmitResult{}, nil, fmt.Errorf("reply has %d fields, want at least 4", len(r))
+	}
+	var head [4]int64
+	for i := range head {
+		v, err := asInt(r[i])
+		if err != nil {
+			return queue.AdmitResult{}, nil, err
+		}
+		head[i] = v
+	}
+	n := int(head[3])
+	rest := r[4:]
+	if n > len(rest) || (len(rest)-n)%2 != 0 {
+		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit reply of %d fields", len(r))
+	}
+	res := queue.AdmitResult{ExpiresAt: fromMS(head[0]), QueueSize: head[1], ActiveCount: head[2]}
+	for _, v := range rest[:n] {
+		uid, ok := v.(string)
+		if !ok {
+			return queue.AdmitResult{}, nil, fmt.Errorf("admitted uid is %T", v)
+		}
+		res.Admitted = append(res.Admitted, uid)
+	}
+	pending := map[int64]int64{}
+	for i := n; i < len(rest); i += 2 {
+		sec, err1 := asInt(rest[i])
+		cnt, err2 := asInt(rest[i+1])
+		if err := errors.Join(err1, err2); err != nil {
+			return queue.AdmitResult{}, nil, err
+		}
+		pending[sec] += cnt
+	}
+	return res, pending, nil
+}
+
+// asInt reads a reply element that is an integer or its decimal string
+// (HGETALL answers strings).
+func asInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reply element %q is not an integer", x)
+		}
+		return n, nil
+	default:
+		return 0, fmt.Errorf("reply element is %T, want an integer", v)
+	}
+}
