@@ -1,0 +1,143 @@
+package tier1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Config tunes the Service. The zero value plus WithDefaults is the seed's
+// behaviour: one shard, batches of 500, ticks 10 s apart.
+type Config struct {
+	PositionTTL      time.Duration // how long a position record lives (DynamoDB TTL); 24h
+	TokenTTL         time.Duration // Tier 1 JWT lifetime; 600s
+	StatusCacheTTL   time.Duration // in-memory cache of an event's snapshot; ≤ 1s
+	DefaultShards    int           // shards when Activate is given 0; 1
+	DefaultBatchSize int64         // batch when Activate is given 0; 500
+	// TickEvery is the advancer's tick interval. Ticks are numbered by
+	// unix time / TickEvery, and each numbered tick raises an event at most
+	// once however many advancers run. 10s (ADVANCER_TICK_SECONDS).
+	TickEvery time.Duration
+	// Sleep waits between advancer ticks. Tests inject one that moves a manual
+	// clock instead of sleeping. Default: a timer that honours ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Logger receives one line per advance. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults.
+const (
+	DefaultPositionTTL    = 24 * time.Hour
+	DefaultTokenTTL       = 600 * time.Second
+	DefaultStatusCacheTTL = time.Second
+	DefaultTickEvery      = 10 * time.Second
+	DefaultShardCount     = 1
+	DefaultBatch          = 500
+)
+
+// WithDefaults fills every zero field with its default.
+func (c Config) WithDefaults() Config {
+	if c.PositionTTL == 0 {
+		c.PositionTTL = DefaultPositionTTL
+	}
+	if c.TokenTTL == 0 {
+		c.TokenTTL = DefaultTokenTTL
+	}
+	if c.StatusCacheTTL == 0 {
+		c.StatusCacheTTL = DefaultStatusCacheTTL
+	}
+	if c.DefaultShards == 0 {
+		c.DefaultShards = DefaultShardCount
+	}
+	if c.DefaultBatchSize == 0 {
+		c.DefaultBatchSize = DefaultBatch
+	}
+	if c.TickEvery == 0 {
+		c.TickEvery = DefaultTickEvery
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleepCtx
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate checks a defaulted Config; messages name the env variable.
+func (c Config) Validate() error {
+	var errs []error
+	if c.PositionTTL <= 0 {
+		errs = append(errs, errors.New("VWR_TIER1_POSITION_TTL must be positive"))
+	}
+	if c.TokenTTL <= 0 {
+		errs = append(errs, errors.New("VWR_TIER1_TOKEN_TTL must be positive"))
+	}
+	if c.StatusCacheTTL <= 0 || c.StatusCacheTTL > time.Second {
+		errs = append(errs, errors.New("VWR_TIER1_STATUS_CACHE_TTL must be in (0, 1s]"))
+	}
+	if c.DefaultShards < MinShards || c.DefaultShards > MaxShards {
+		errs = append(errs, fmt.Errorf("VWR_TIER1_DEFAULT_SHARDS must be in [%d, %d]", MinShards, MaxShards))
+	}
+	if c.DefaultBatchSize < MinBatchSize || c.DefaultBatchSize > MaxBatchSize {
+		errs = append(errs, fmt.Errorf("VWR_TIER1_DEFAULT_BATCH_SIZE must be in [%d, %d]", MinBatchSize, MaxBatchSize))
+	}
+	if c.TickEvery < time.Second {
+		errs = append(errs, errors.New("ADVANCER_TICK_SECONDS must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// ConfigFromEnv reads the Service's settings from the environment and
+// validates them. Durations use Go syntax ("24h", "600s").
+func ConfigFromEnv() (Config, error) {
+	var c Config
+	var errs []error
+	dur := func(name string, dst *time.Duration) {
+		if v := os.Getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %v", name, err))
+			}
+			*dst = d
+		}
+	}
+	integer := func(name string, set func(int64)) {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: not an integer", name))
+			}
+			set(n)
+		}
+	}
+	dur("VWR_TIER1_POSITION_TTL", &c.PositionTTL)
+	dur("VWR_TIER1_TOKEN_TTL", &c.TokenTTL)
+	dur("VWR_TIER1_STATUS_CACHE_TTL", &c.StatusCacheTTL)
+	integer("VWR_TIER1_DEFAULT_SHARDS", func(n int64) { c.DefaultShards = int(n) })
+	integer("VWR_TIER1_DEFAULT_BATCH_SIZE", func(n int64) { c.DefaultBatchSize = n })
+	integer("ADVANCER_TICK_SECONDS", func(n int64) { c.TickEvery = time.Duration(n) * time.Second })
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	c = c.WithDefaults()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

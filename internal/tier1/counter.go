@@ -1,0 +1,146 @@
+package tier1
+
+import "time"
+
+// Visitors is the number of real visitors holding a position ≤ s when shard
+// k of n has handed out counters[k] positions: Σ_k min(c_k, ⌊(s−k−1)/n⌋+1).
+// Positions a lagging shard has not handed out yet (holes) are not counted.
+func Visitors(counters []int64, n int, s int64) int64 {
+	if s <= 0 || n <= 0 {
+		return 0
+	}
+	var total int64
+	for k, c := range counters {
+		if k >= n || c <= 0 {
+			continue
+		}
+		// Positions of shard k that are ≤ s: k+1, k+1+n, … (s ≥ 1, k < n, so
+		// s−k−1 ≥ −n and the integer division below never sees a value < −n).
+		x := s - int64(k) - 1
+		var upTo int64
+		if x >= 0 {
+			upTo = x/int64(n) + 1
+		}
+		total += min(c, upTo)
+	}
+	return total
+}
+
+// MaxAssigned is the highest position handed out so far (0 when none).
+func MaxAssigned(counters []int64, n int) int64 {
+	var top int64
+	for k, c := range counters {
+		if k >= n || c <= 0 {
+			continue
+		}
+		top = max(top, StridedPosition(k, n, c))
+	}
+	return top
+}
+
+// Assigned is the number of positions handed out so far.
+func Assigned(counters []int64, n int) int64 {
+	var total int64
+	for k, c := range counters {
+		if k < n && c > 0 {
+			total += c
+		}
+	}
+	return total
+}
+
+// NextServing is where one advancer tick moves the serving counter: the
+// smallest s' ≥ s that lets exactly batch more real visitors in, or
+// maxAssigned when fewer than batch are waiting. It never returns more than
+// maxAssigned and never less than s.
+func NextServing(counters []int64, n int, s, batch int64) int64 {
+	top := MaxAssigned(counters, n)
+	if s >= top || batch <= 0 {
+		return s
+	}
+	want := Visitors(counters, n, s) + batch
+	if Visitors(counters, n, top) <= want {
+		return top
+	}
+	// Visitors is monotone in s and rises by at most 1 per step, so the
+	// smallest s' with Visitors(s') ≥ want admits exactly batch more.
+	lo, hi := s, top // Visitors(lo) < want ≤ Visitors(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if Visitors(counters, n, mid) >= want {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// PeopleAhead is how many real visitors wait in front of position p while
+// the serving counter is s.
+func PeopleAhead(counters []int64, n int, s, p int64) int64 {
+	if p <= s+1 {
+		return 0
+	}
+	return max(0, Visitors(counters, n, p-1)-Visitors(counters, n, s))
+}
+
+// AdmitRatePerMinute sums the visitors admitted by the advances within the
+// minute before now.
+func AdmitRatePerMinute(advances []Advance, now time.Time) int64 {
+	var total int64
+	for _, a := range advances {
+		if a.At.After(now.Add(-time.Minute)) && !a.At.After(now) {
+			total += a.Admitted
+		}
+	}
+	return total
+}
+
+// maxAdvances caps the advance history kept on an event item.
+const maxAdvances = 32
+
+// recordAdvance appends a raise to the history and keeps only the last
+// minute's entries (at most maxAdvances), so the event item stays small.
+func recordAdvance(history []Advance, a Advance) []Advance {
+	out := make([]Advance, 0, len(history)+1)
+	for _, h := range history {
+		if h.At.After(a.At.Add(-time.Minute)) {
+			out = append(out, h)
+		}
+	}
+	out = append(out, a)
+	if len(out) > maxAdvances {
+		out = out[len(out)-maxAdvances:]
+	}
+	return out
+}
+
+// EstimateWait is the seconds until peopleAhead visitors are admitted at
+// ratePerMinute. With no measured rate (nothing admitted in the last minute)
+// it assumes the configured pace, fallbackPerMinute; with neither it answers
+// the seed's floor of max(peopleAhead/50, 5) seconds.
+func EstimateWait(peopleAhead, ratePerMinute, fallbackPerMinute int64) int {
+	if peopleAhead <= 0 {
+		return 0
+	}
+	rate := ratePerMinute
+	if rate <= 0 {
+		rate = fallbackPerMinute
+	}
+	if rate <= 0 {
+		return int(max(peopleAhead/50, 5))
+	}
+	// Ceiling of peopleAhead / (rate/60).
+	return int((peopleAhead*60 + rate - 1) / rate)
+}
+
+// NextPoll is the seconds a waiting page should wait before asking again:
+// a fifth of the estimated wait, between 2 and 15 seconds (the seed's
+// polling range), and 1 second once the visitor is next in line.
+func NextPoll(peopleAhead int64, estimatedWait int) int {
+	if peopleAhead <= 0 {
+		return 1
+	}
+	return min(max(estimatedWait/5, 2), 15)
+}

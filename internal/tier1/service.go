@@ -1,0 +1,551 @@
+package tier1
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/token"
+)
+
+// AssignResult answers an enter. When Active is false the event is not
+// active (or was never activated) and Token is a pass-through Tier 1 pass.
+type AssignResult struct {
+	Active         bool
+	RequestID      string
+	EventID        string
+	Position       int64
+	ServingCounter int64
+	PeopleAhead    int64
+	EstimatedWait  int // seconds
+	NextPoll       int // seconds
+	Token          string
+	// Reused is true when an Idempotency-Key replay returned the first result.
+	Reused bool
+}
+
+// CheckResult answers a check. Token and ExpiresAt are set when Admitted.
+type CheckResult struct {
+	Admitted       bool
+	Token          string
+	ExpiresAt      time.Time
+	Position       int64
+	ServingCounter int64
+	PeopleAhead    int64
+	EstimatedWait  int
+	NextPoll       int
+}
+
+// EventStatus is the public, CDN-cacheable status document of an event.
+type EventStatus struct {
+	EventID            string
+	Active             bool
+	ServingCounter     int64
+	MaxAssigned        int64
+	AdmitRatePerMinute int64
+	UpdatedAt          time.Time
+}
+
+// AdminStatus is the operator's view of an event, with per-shard counters.
+type AdminStatus struct {
+	EventID            string
+	Active             bool
+	Paused             bool
+	Shards             int
+	BatchSize          int64
+	ServingCounter     int64
+	MaxAssigned        int64
+	Assigned           int64 // positions handed out (Σ shard counters)
+	Admitted           int64 // real visitors at or below the serving counter
+	Waiting            int64 // Assigned − Admitted
+	AdmitRatePerMinute int64
+	ShardCounters      []int64
+	UpdatedAt          time.Time
+}
+
+// TickResult is what one advancer tick did to one event.
+type TickResult struct {
+	EventID  string
+	From, To int64
+	Admitted int64
+	// Skipped says why the event was not raised: "paused", "idle" (nobody
+	// waiting), "slot-done" (another advancer raised it this tick) or "".
+	Skipped string
+}
+
+// Service is Tier 1's use cases over a Store.
+type Service struct {
+	store Store
+	keys  *token.KeyRing
+	clk   clock.Clock
+	cfg   Config
+
+	mu    sync.Mutex
+	cache map[string]*cacheEntry
+}
+
+type cacheEntry struct {
+	mu   sync.Mutex // one load per event at a time; the rest wait for it
+	snap Snapshot
+	at   time.Time
+	ok   bool
+}
+
+// maxCacheEntries bounds the snapshot cache against floods of made-up ids.
+const maxCacheEntries = 10_000
+
+// New returns a Service. cfg gets WithDefaults; callers validate it (see
+// ConfigFromEnv).
+func New(store Store, keys *token.KeyRing, clk clock.Clock, cfg Config) *Service {
+	return &Service{store: store, keys: keys, clk: clk, cfg: cfg.WithDefaults(), cache: map[string]*cacheEntry{}}
+}
+
+// Config returns the Service's defaulted configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// NewRequestID returns a random 128-bit URL-safe id (22 characters).
+func NewRequestID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic("tier1: crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func unavailable(op string, err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		return fmt.Errorf("tier1: %s: %w", op, err)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrUnavailable, op, err)
+}
+
+// snapshot returns the event's snapshot, at most StatusCacheTTL old.
+func (s *Service) snapshot(ctx context.Context, eventID string) (Snapshot, error) {
+	s.mu.Lock()
+	e, ok := s.cache[eventID]
+	if !ok {
+		if len(s.cache) >= maxCacheEntries {
+			s.cache = map[string]*cacheEntry{}
+		}
+		e = &cacheEntry{}
+		s.cache[eventID] = e
+	}
+	s.mu.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := s.clk.Now()
+	if e.ok && now.Sub(e.at) < s.cfg.StatusCacheTTL && !now.Before(e.at) {
+		return e.snap, nil
+	}
+	snap, err := s.store.Snapshot(ctx, eventID)
+	if err != nil {
+		return Snapshot{}, unavailable("read event", err)
+	}
+	e.snap, e.at, e.ok = snap, now, true
+	return snap, nil
+}
+
+// fresh reads the event from the store, bypassing and refreshing the cache.
+func (s *Service) fresh(ctx context.Context, eventID string) (Snapshot, error) {
+	s.invalidate(eventID)
+	return s.snapshot(ctx, eventID)
+}
+
+func (s *Service) invalidate(eventID string) {
+	s.mu.Lock()
+	delete(s.cache, eventID)
+	s.mu.Unlock()
+}
+
+func (s *Service) issue(requestID, eventID string, position int64, now time.Time) (string, time.Time, error) {
+	exp := now.Add(s.cfg.TokenTTL)
+	tok, err := s.keys.IssueTier1(token.Tier1{
+		Subject: requestID, EventID: eventID, Position: position, IssuedAt: now, ExpiresAt: exp,
+	})
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("tier1: %w", err)
+	}
+	return tok, exp, nil
+}
+
+// fallbackRate is visitors per minute at the configured pace: one batch per tick.
+func (s *Service) fallbackRate(ev Event) int64 {
+	ticksPerMinute := int64(time.Minute / s.cfg.TickEvery)
+	return ev.BatchSize * max(ticksPerMinute, 1)
+}
+
+// ahead counts the real visitors in front of p. Counters in a cached
+// snapshot may lag behind p; positions beyond the known maximum are then
+// counted one visitor each.
+func ahead(snap Snapshot, p int64) int64 {
+	n := snap.Event.Shards
+	sv := snap.Event.ServingCounter
+	top := MaxAssigned(snap.Counters, n)
+	if p-1 <= top {
+		return PeopleAhead(snap.Counters, n, sv, p)
+	}
+	return PeopleAhead(snap.Counters, n, sv, top+1) + (p - 1 - max(top, sv))
+}
+
+func (s *Service) waitFields(snap Snapshot, p int64, now time.Time) (peopleAhead int64, wait, poll int) {
+	peopleAhead = ahead(snap, p)
+	rate := AdmitRatePerMinute(snap.Event.Advances, now)
+	if snap.Event.Paused {
+		rate = 0
+	}
+	wait = EstimateWait(peopleAhead, rate, s.fallbackRate(snap.Event))
+	return peopleAhead, wait, NextPoll(peopleAhead, wait)
+}
+
+// Assign hands the visitor a position in eventID's line. With a non-empty
+// idempotencyKey a retry returns the first answer. An event that is not
+// active answers a pass-through pass instead (fails open): its position is
+// the arrival time in unix milliseconds, the same number Tier 2 orders
+// visitors without a Tier 1 position by, so they line up behind every
+// visitor who holds a real (small) position.
+func (s *Service) Assign(ctx context.Context, eventID, idempotencyKey string) (AssignResult, error) {
+	if !ValidID(eventID) {
+		return AssignResult{}, ErrInvalidEvent
+	}
+	if idempotencyKey != "" && !ValidID(idempotencyKey) {
+		return AssignResult{}, ErrInvalidIdempotencyKey
+	}
+	snap, err := s.snapshot(ctx, eventID)
+	if err != nil {
+		return AssignResult{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		now := s.clk.Now()
+		if !snap.Found || !snap.Event.Active {
+			rid := NewRequestID()
+			tok, _, err := s.issue(rid, eventID, now.UnixMilli(), now)
+			if err != nil {
+				return AssignResult{}, err
+			}
+			return AssignResult{Active: false, RequestID: rid, EventID: eventID, Position: now.UnixMilli(), Token: tok}, nil
+		}
+		n := snap.Event.Shards
+		pos, reused, err := s.store.Assign(ctx, NewPosition{
+			EventID: eventID, Shard: mrand.IntN(n), Shards: n,
+			RequestID: NewRequestID(), IdempotencyKey: idempotencyKey,
+			Now: now, TTL: s.cfg.PositionTTL,
+		})
+		if errors.Is(err, ErrConflict) && attempt < 2 {
+			// The shard count changed since the snapshot: re-read and retry.
+			if snap, err = s.fresh(ctx, eventID); err != nil {
+				return AssignResult{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return AssignResult{}, unavailable("assign", err)
+		}
+		pa, wait, poll := s.waitFields(snap, pos.Position, now)
+		return AssignResult{
+			Active: true, RequestID: pos.RequestID, EventID: eventID, Position: pos.Position,
+			ServingCounter: snap.Event.ServingCounter, PeopleAhead: pa, EstimatedWait: wait, NextPoll: poll,
+			Reused: reused,
+		}, nil
+	}
+}
+
+// Check tells a visitor whether their position is served, and if so mints
+// their Tier 1 pass. A visitor of an event that was deactivated meanwhile is
+// let through (fails open).
+func (s *Service) Check(ctx context.Context, eventID, requestID string) (CheckResult, error) {
+	if !ValidID(eventID) {
+		return CheckResult{}, ErrInvalidEvent
+	}
+	if !ValidID(requestID) {
+		return CheckResult{}, ErrInvalidRequestID
+	}
+	pos, err := s.store.Position(ctx, eventID, requestID)
+	if errors.Is(err, ErrNotFound) {
+		return CheckResult{}, ErrNotFound
+	}
+	if err != nil {
+		return CheckResult{}, unavailable("read position", err)
+	}
+	snap, err := s.snapshot(ctx, eventID)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	now := s.clk.Now()
+	sv := snap.Event.ServingCounter
+	if !snap.Found || !snap.Event.Active || pos.Position <= sv {
+		tok, exp, err := s.issue(requestID, eventID, pos.Position, now)
+		if err != nil {
+			return CheckResult{}, err
+		}
+		return CheckResult{Admitted: true, Token: tok, ExpiresAt: exp, Position: pos.Position, ServingCounter: sv, NextPoll: 1}, nil
+	}
+	pa, wait, poll := s.waitFields(snap, pos.Position, now)
+	return CheckResult{Position: pos.Position, ServingCounter: sv, PeopleAhead: pa, EstimatedWait: wait, NextPoll: poll}, nil
+}
+
+// Status is the public status document, from the ≤ 1 s cache. An event that
+// was never activated is reported inactive, not as an error.
+func (s *Service) Status(ctx context.Context, eventID string) (EventStatus, error) {
+	if !ValidID(eventID) {
+		return EventStatus{}, ErrInvalidEvent
+	}
+	snap, err := s.snapshot(ctx, eventID)
+	if err != nil {
+		return EventStatus{}, err
+	}
+	ev := snap.Event
+	return EventStatus{
+		EventID:            eventID,
+		Active:             snap.Found && ev.Active,
+		ServingCounter:     ev.ServingCounter,
+		MaxAssigned:        MaxAssigned(snap.Counters, ev.Shards),
+		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.clk.Now()),
+		UpdatedAt:          ev.UpdatedAt,
+	}, nil
+}
+
+func (s *Service) adminStatus(eventID string, snap Snapshot) AdminStatus {
+	ev := snap.Event
+	n := ev.Shards
+	assigned := Assigned(snap.Counters, n)
+	admitted := Visitors(snap.Counters, n, ev.ServingCounter)
+	counters := make([]int64, n)
+	copy(counters, snap.Counters)
+	return AdminStatus{
+		EventID: eventID, Active: snap.Found && ev.Active, Paused: ev.Paused,
+		Shards: n, BatchSize: ev.BatchSize, ServingCounter: ev.ServingCounter,
+		MaxAssigned: MaxAssigned(snap.Counters, n), Assigned: assigned,
+		Admitted: admitted, Waiting: assigned - admitted,
+		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.clk.Now()),
+		ShardCounters:      counters, UpdatedAt: ev.UpdatedAt,
+	}
+}
+
+// AdminStatus reads the event afresh, with per-shard counters.
+func (s *Service) AdminStatus(ctx context.Context, eventID string) (AdminStatus, error) {
+	if !ValidID(eventID) {
+		return AdminStatus{}, ErrInvalidEvent
+	}
+	snap, err := s.fresh(ctx, eventID)
+	if err != nil {
+		return AdminStatus{}, err
+	}
+	if !snap.Found {
+		return AdminStatus{}, ErrNotFound
+	}
+	return s.adminStatus(eventID, snap), nil
+}
+
+// Activate turns the line on with the given shard count and batch size (0
+// takes the configured default) and clears a pause. The shard count cannot
+// change once any position was handed out (ErrInvalidConfig).
+func (s *Service) Activate(ctx context.Context, eventID string, shards int, batchSize int64) (AdminStatus, error) {
+	if !ValidID(eventID) {
+		return AdminStatus{}, ErrInvalidEvent
+	}
+	if shards == 0 {
+		shards = s.cfg.DefaultShards
+	}
+	if batchSize == 0 {
+		batchSize = s.cfg.DefaultBatchSize
+	}
+	if shards < MinShards || shards > MaxShards {
+		return AdminStatus{}, fmt.Errorf("%w: shards must be in [%d, %d]", ErrInvalidConfig, MinShards, MaxShards)
+	}
+	if batchSize < MinBatchSize || batchSize > MaxBatchSize {
+		return AdminStatus{}, fmt.Errorf("%w: batchSize must be in [%d, %d]", ErrInvalidConfig, MinBatchSize, MaxBatchSize)
+	}
+	return s.configure(ctx, eventID, true, func(st *Settings) {
+		st.Active, st.Paused, st.Shards, st.BatchSize = true, false, shards, batchSize
+	})
+}
+
+// Deactivate turns the line off: every enter and check passes through.
+func (s *Service) Deactivate(ctx context.Context, eventID string) (AdminStatus, error) {
+	return s.configure(ctx, eventID, false, func(st *Settings) { st.Active = false })
+}
+
+// Pause stops the advancer for the event; positions are still handed out.
+func (s *Service) Pause(ctx context.Context, eventID string) (AdminStatus, error) {
+	return s.configure(ctx, eventID, false, func(st *Settings) { st.Paused = true })
+}
+
+// Resume lets the advancer raise the event again.
+func (s *Service) Resume(ctx context.Context, eventID string) (AdminStatus, error) {
+	return s.configure(ctx, eventID, false, func(st *Settings) { st.Paused = false })
+}
+
+func (s *Service) configure(ctx context.Context, eventID string, create bool, change func(*Settings)) (AdminStatus, error) {
+	if !ValidID(eventID) {
+		return AdminStatus{}, ErrInvalidEvent
+	}
+	snap, err := s.fresh(ctx, eventID)
+	if err != nil {
+		return AdminStatus{}, err
+	}
+	if !snap.Found && !create {
+		return AdminStatus{}, ErrNotFound
+	}
+	st := snap.Event.Settings
+	change(&st)
+	if err := s.store.Configure(ctx, eventID, st, s.clk.Now()); err != nil {
+		s.invalidate(eventID)
+		if errors.Is(err, ErrInvalidConfig) {
+			return AdminStatus{}, err
+		}
+		return AdminStatus{}, unavailable("configure", err)
+	}
+	if snap, err = s.fresh(ctx, eventID); err != nil {
+		return AdminStatus{}, err
+	}
+	return s.adminStatus(eventID, snap), nil
+}
+
+// AdvanceBy raises the serving counter by `by` positions at once, never
+// above the highest position handed out.
+func (s *Service) AdvanceBy(ctx context.Context, eventID string, by int64) (AdminStatus, error) {
+	if !ValidID(eventID) {
+		return AdminStatus{}, ErrInvalidEvent
+	}
+	if by < 1 || by > MaxAdvanceBy {
+		return AdminStatus{}, fmt.Errorf("%w: by must be in [1, %d]", ErrInvalidConfig, MaxAdvanceBy)
+	}
+	for attempt := 0; ; attempt++ {
+		snap, err := s.fresh(ctx, eventID)
+		if err != nil {
+			return AdminStatus{}, err
+		}
+		if !snap.Found {
+			return AdminStatus{}, ErrNotFound
+		}
+		ev := snap.Event
+		to := min(ev.ServingCounter+by, MaxAssigned(snap.Counters, ev.Shards))
+		if to <= ev.ServingCounter {
+			return s.adminStatus(eventID, snap), nil
+		}
+		err = s.raise(ctx, snap, to, 0)
+		if errors.Is(err, ErrConflict) && attempt < 4 {
+			continue
+		}
+		if err != nil {
+			return AdminStatus{}, err
+		}
+		if snap, err = s.fresh(ctx, eventID); err != nil {
+			return AdminStatus{}, err
+		}
+		return s.adminStatus(eventID, snap), nil
+	}
+}
+
+// raise writes S → to conditionally and records the admitted visitors.
+func (s *Service) raise(ctx context.Context, snap Snapshot, to, slot int64) error {
+	ev := snap.Event
+	now := s.clk.Now()
+	admitted := Visitors(snap.Counters, ev.Shards, to) - Visitors(snap.Counters, ev.Shards, ev.ServingCounter)
+	err := s.store.Advance(ctx, AdvanceWrite{
+		EventID: ev.ID, From: ev.ServingCounter, To: to, Now: now, TickSlot: slot,
+		Advances: recordAdvance(ev.Advances, Advance{At: now, Admitted: admitted}),
+	})
+	s.invalidate(ev.ID)
+	if err != nil && !errors.Is(err, ErrConflict) {
+		return unavailable("advance", err)
+	}
+	return err
+}
+
+// Tick runs one advancer tick over every active, unpaused event: each is
+// raised so that about BatchSize more real visitors are admitted, at most
+// once per tick slot however many advancers run.
+func (s *Service) Tick(ctx context.Context) ([]TickResult, error) {
+	return s.tick(ctx, s.cfg.TickEvery)
+}
+
+func (s *Service) tick(ctx context.Context, every time.Duration) ([]TickResult, error) {
+	if every <= 0 {
+		every = s.cfg.TickEvery
+	}
+	ids, err := s.store.ActiveEvents(ctx)
+	if err != nil {
+		return nil, unavailable("list events", err)
+	}
+	slot := s.clk.Now().UnixNano() / int64(every)
+	var results []TickResult
+	var errs []error
+	for _, id := range ids {
+		r, err := s.tickEvent(ctx, id, slot)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tier1: tick %s: %w", id, err))
+			continue
+		}
+		if r.EventID != "" {
+			results = append(results, r)
+		}
+	}
+	return results, errors.Join(errs...)
+}
+
+func (s *Service) tickEvent(ctx context.Context, eventID string, slot int64) (TickResult, error) {
+	for attempt := 0; ; attempt++ {
+		snap, err := s.fresh(ctx, eventID)
+		if err != nil {
+			return TickResult{}, err
+		}
+		ev := snap.Event
+		r := TickResult{EventID: eventID, From: ev.ServingCounter, To: ev.ServingCounter}
+		switch {
+		case !snap.Found || !ev.Active:
+			return TickResult{}, nil
+		case ev.Paused:
+			r.Skipped = "paused"
+			return r, nil
+		case ev.TickSlot >= slot:
+			r.Skipped = "slot-done"
+			return r, nil
+		}
+		to := NextServing(snap.Counters, ev.Shards, ev.ServingCounter, ev.BatchSize)
+		if to == ev.ServingCounter {
+			r.Skipped = "idle"
+			return r, nil
+		}
+		err = s.raise(ctx, snap, to, slot)
+		if errors.Is(err, ErrConflict) && attempt < 4 {
+			// Another advancer took the slot, or an admin advance moved S:
+			// re-read and decide again.
+			continue
+		}
+		if err != nil {
+			return TickResult{}, err
+		}
+		r.To = to
+		r.Admitted = Visitors(snap.Counters, ev.Shards, to) - Visitors(snap.Counters, ev.Shards, ev.ServingCounter)
+		s.cfg.Logger.Info("tier1 advance", "event", eventID, "from", r.From, "to", r.To, "admitted", r.Admitted)
+		return r, nil
+	}
+}
+
+// RunAdvancer runs `ticks` ticks, `every` apart (ADVANCER_TICKS and
+// ADVANCER_TICK_SECONDS), waiting with the configured Sleep; tick slots are
+// numbered by `every` (≤ 0 takes Config.TickEvery). A failing tick
+// does not stop the later ones; their errors are joined.
+func (s *Service) RunAdvancer(ctx context.Context, ticks int, every time.Duration) error {
+	var errs []error
+	for i := 0; i < ticks; i++ {
+		if _, err := s.tick(ctx, every); err != nil {
+			errs = append(errs, err)
+		}
+		if i < ticks-1 {
+			if err := s.cfg.Sleep(ctx, every); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
