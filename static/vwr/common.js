@@ -1,0 +1,170 @@
+// Helpers shared by the Tier 1 page (vwr.js) and the Tier 2 page (queue.js).
+// Everything here is pure or takes its dependencies as arguments, so the e2e
+// suite can unit-test it under plain Node.
+
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** validId reports whether s is an acceptable event or request id. */
+export function validId(s) {
+  return typeof s === 'string' && ID.test(s);
+}
+
+/** eventPath is the protected page of an event. */
+export function eventPath(event) {
+  return `/events/${encodeURIComponent(event)}`;
+}
+
+/**
+ * safeReturn keeps a ?return= value only when it is a same-origin relative
+ * path, else it falls back to the event page. This is what stops the waiting
+ * page from being used as an open redirect: "//evil", "/\evil", "https:…",
+ * "javascript:…" and control characters are all refused.
+ */
+export function safeReturn(raw, event, origin = 'https://vwr.invalid') {
+  const fallback = eventPath(event);
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return fallback;
+  if (raw[0] !== '/' || raw[1] === '/' || raw[1] === '\\') return fallback;
+  // Browsers treat "\" as "/" and drop tabs/newlines while parsing URLs.
+  if (/[\\\u0000-\u001f\u007f]/.test(raw)) return fallback;
+  let u;
+  try {
+    u = new URL(raw, origin);
+  } catch {
+    return fallback;
+  }
+  if (u.origin !== new URL(origin).origin) return fallback;
+  // Sending people back into the waiting room would loop.
+  if (u.pathname === '/vwr' || u.pathname.startsWith('/vwr/')) return fallback;
+  return u.pathname + u.search + u.hash;
+}
+
+/** clamp bounds n to [lo, hi]. */
+export function clamp(n, lo, hi) {
+  return Math.min(hi, Math.max(lo, n));
+}
+
+/** jitter spreads a delay by ±fraction so that many pages do not poll in step. */
+export function jitter(ms, fraction = 0.2, rand = Math.random) {
+  return Math.round(ms * (1 - fraction + 2 * fraction * rand()));
+}
+
+/**
+ * tier1Interval is how long the Tier 1 page waits before its next status poll,
+ * in ms: 2 s when close, up to 15 s when far, never below the server's
+ * nextPoll, and at least Retry-After when the server asked for it.
+ */
+export function tier1Interval({ ahead, nextPoll, retryAfter }, rand = Math.random) {
+  let s;
+  if (ahead <= 50) s = 2;
+  else if (ahead <= 500) s = 4;
+  else if (ahead <= 5000) s = 8;
+  else s = 15;
+  if (Number.isFinite(nextPoll) && nextPoll > 0) s = Math.max(s, nextPoll);
+  s = clamp(s, 2, 15);
+  const ms = jitter(s * 1000, 0.2, rand);
+  if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.max(ms, retryAfter * 1000);
+  return clamp(ms, 2000, 18000);
+}
+
+/** backoff is the retry delay after n consecutive failures: 2, 4, 8 … 30 s, jittered. */
+export function backoff(failures, retryAfter, rand = Math.random) {
+  const base = clamp(2 ** clamp(failures, 1, 5), 2, 30);
+  const ms = jitter(base * 1000, 0.25, rand);
+  if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.max(ms, retryAfter * 1000);
+  return ms;
+}
+
+/** retryAfterSeconds parses a Retry-After header given in seconds. */
+export function retryAfterSeconds(headers) {
+  const v = headers?.get?.('Retry-After');
+  if (!v) return undefined;
+  const n = Number.parseInt(v, 10);
+  return Number.isFinite(n) && n >= 0 ? Math.min(n, 300) : undefined;
+}
+
+/** ApiError is a non-2xx answer: status, parsed JSON body and Retry-After. */
+export class ApiError extends Error {
+  constructor(status, body, retryAfter) {
+    super(`HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/**
+ * requestJSON performs one call and returns {status, body, headers}. Network
+ * failures throw TypeError (from fetch); non-2xx answers throw ApiError.
+ */
+export async function requestJSON(url, init = {}, fetchImpl = globalThis.fetch) {
+  const res = await fetchImpl(url, {
+    credentials: 'same-origin',
+    ...init,
+    headers: { Accept: 'application/json', ...(init.headers || {}) },
+  });
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    body = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, body, retryAfterSeconds(res.headers));
+  return { status: res.status, body, headers: res.headers };
+}
+
+/** newKey returns a fresh idempotency key (URL-safe, 22 chars). */
+export function newKey(cryptoImpl = globalThis.crypto) {
+  const b = new Uint8Array(16);
+  cryptoImpl.getRandomValues(b);
+  let s = '';
+  for (const x of b) s += String.fromCharCode(x);
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** store wraps localStorage so that private modes without it still work. */
+export function store(ls = globalThis.localStorage) {
+  const mem = new Map();
+  return {
+    get(k) {
+      try {
+        const v = ls.getItem(k);
+        return v === null ? undefined : JSON.parse(v);
+      } catch {
+        return mem.get(k);
+      }
+    },
+    set(k, v) {
+      mem.set(k, v);
+      try {
+        ls.setItem(k, JSON.stringify(v));
+      } catch {
+        // Storage full or disabled: the in-memory copy keeps this tab working.
+      }
+    },
+    del(k) {
+      mem.delete(k);
+      try {
+        ls.removeItem(k);
+      } catch {
+        // ignored, as in set
+      }
+    },
+  };
+}
+
+/** setText updates an element only when its text changes, to keep repaints small. */
+export function setText(el, text) {
+  if (el && el.textContent !== text) el.textContent = text;
+}
+
+/** sleep resolves after ms. */
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** clockTime formats a Date as HH:MM:SS in the page's language. */
+export function clockTime(lang, d) {
+  return new Intl.DateTimeFormat(lang === 'ko' ? 'ko-KR' : 'en-GB', {
+    hour: '2-digit', minute: '2-digit', second: '2-digit',
+  }).format(d);
+}

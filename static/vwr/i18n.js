@@ -1,0 +1,155 @@
+// Strings for vwr's waiting pages in English and Korean. The language comes
+// from ?lang= when present, else navigator.language; anything else is English.
+
+const en = {
+  'brand': 'Virtual waiting room',
+  'title.tier1': 'You are in the waiting room',
+  'lead.tier1': 'Demand is high right now. We are letting people in a few at a time, in the order they arrived. Your place is saved, so you can keep this tab open in the background.',
+  'title.tier2': 'You are in line for this event',
+  'lead.tier2': 'Everyone who gets this far is let into seat selection in order, as soon as there is room.',
+  'event': 'Event',
+  'yourNumber': 'Your number in line',
+  'position': 'Your place',
+  'ahead': 'People ahead of you',
+  'behind': 'People behind you',
+  'wait': 'Estimated wait',
+  'users': 'Choosing seats now',
+  'progress': 'Progress',
+  'updated': 'Last updated',
+  'never': 'not yet',
+  'calculating': 'Calculating…',
+  'lessThanMinute': 'Less than a minute',
+  'minutes': (n) => (n === 1 ? 'About 1 minute' : `About ${n} minutes`),
+  'hours': (h, m) => `About ${h} h ${m} min`,
+  'seconds': (n) => `${n} s`,
+  'justNow': 'just now',
+  'agoSeconds': (n) => `${n} s ago`,
+  'status.joining': 'Getting your place in line…',
+  'status.waiting': 'You are in line. This page updates by itself.',
+  'status.almost': 'You are next. Checking you in…',
+  'status.admitted': 'It is your turn! Taking you to the event…',
+  'status.passThrough': 'No wait right now. Taking you to the event…',
+  'status.queued': 'You are in line. This page updates by itself.',
+  'status.active': 'It is your turn! Taking you to seat selection…',
+  'status.left': 'You left the line. Your place has been given to the next person.',
+  'status.rejoin': 'Join the line again',
+  'status.leaving': 'Leaving the line…',
+  'status.paused': 'Entry is paused for a moment. Your place is kept.',
+  'status.needPass': 'Your waiting-room pass has expired. Taking you back to get a new one…',
+  'err.network': (s) => `We cannot reach the waiting room. Check your connection — retrying in ${s} s. Your place is kept.`,
+  'err.busy': (s) => `The waiting room is very busy. Your place is kept — retrying in ${s} s.`,
+  'err.bad': 'This link is not valid. Please go back to the event page and try again.',
+  'err.generic': (s) => `Something went wrong on our side. Retrying in ${s} s. Your place is kept.`,
+  'keepOpen': 'Do not close this page or refresh repeatedly — you would keep your place, but there is no need.',
+  'doNotClose': 'Do not close this page. Leaving it for too long gives your place to the next person.',
+  'leave': 'Leave the line',
+  'leaveHint': 'Changed your mind? Leaving frees your place for someone else.',
+  'footer': 'Fair queueing by vwr. First come, first served.',
+  'announce.position': (p, a) => `Your place in line is ${p}. ${a} people ahead of you.`,
+  'announce.tier2': (p, a) => `Your place in line is ${p}. ${a} people ahead of you.`,
+  'of': (a, b) => `${a} of ${b}`,
+  'lang.switch': '한국어',
+};
+
+const ko = {
+  'brand': '가상 대기실',
+  'title.tier1': '대기실에 입장했습니다',
+  'lead.tier1': '지금 접속자가 많습니다. 도착한 순서대로 조금씩 입장시키고 있습니다. 순번은 저장되어 있으니 이 탭을 백그라운드에 열어 두셔도 됩니다.',
+  'title.tier2': '이 공연의 대기열에 있습니다',
+  'lead.tier2': '자리가 나는 대로 순서대로 좌석 선택으로 안내합니다.',
+  'event': '공연',
+  'yourNumber': '나의 대기 번호',
+  'position': '나의 순번',
+  'ahead': '내 앞 대기',
+  'behind': '내 뒤 대기',
+  'wait': '예상 대기 시간',
+  'users': '좌석 선택 중',
+  'progress': '진행률',
+  'updated': '마지막 갱신',
+  'never': '아직 없음',
+  'calculating': '계산 중…',
+  'lessThanMinute': '1분 미만',
+  'minutes': (n) => `약 ${n}분`,
+  'hours': (h, m) => `약 ${h}시간 ${m}분`,
+  'seconds': (n) => `${n}초`,
+  'justNow': '방금',
+  'agoSeconds': (n) => `${n}초 전`,
+  'status.joining': '순번을 받는 중입니다…',
+  'status.waiting': '대기 중입니다. 이 페이지는 자동으로 갱신됩니다.',
+  'status.almost': '곧 차례입니다. 입장을 확인하는 중…',
+  'status.admitted': '입장 차례입니다! 공연 페이지로 이동합니다…',
+  'status.passThrough': '지금은 대기가 없습니다. 공연 페이지로 이동합니다…',
+  'status.queued': '대기 중입니다. 이 페이지는 자동으로 갱신됩니다.',
+  'status.active': '입장 차례입니다! 좌석 선택으로 이동합니다…',
+  'status.left': '대기열에서 나왔습니다. 다음 분에게 순서가 넘어갔습니다.',
+  'status.rejoin': '다시 줄 서기',
+  'status.leaving': '대기열에서 나가는 중…',
+  'status.paused': '입장이 잠시 멈췄습니다. 순번은 유지됩니다.',
+  'status.needPass': '대기실 통과 기간이 만료되었습니다. 새로 받으러 이동합니다…',
+  'err.network': (s) => `대기실 서버에 연결할 수 없습니다. 연결을 확인해 주세요 — ${s}초 후 다시 시도합니다. 순번은 유지됩니다.`,
+  'err.busy': (s) => `대기실이 매우 혼잡합니다. 순번은 유지됩니다 — ${s}초 후 다시 시도합니다.`,
+  'err.bad': '올바르지 않은 링크입니다. 공연 페이지로 돌아가 다시 시도해 주세요.',
+  'err.generic': (s) => `일시적인 오류가 발생했습니다. ${s}초 후 다시 시도합니다. 순번은 유지됩니다.`,
+  'keepOpen': '이 페이지를 닫거나 반복해서 새로고침할 필요가 없습니다. 새로고침해도 순번은 유지됩니다.',
+  'doNotClose': '이 페이지를 닫지 마세요! 오래 비워 두면 다음 분에게 순서가 넘어갑니다.',
+  'leave': '대기열 나가기',
+  'leaveHint': '마음이 바뀌셨나요? 나가면 다음 분에게 자리가 넘어갑니다.',
+  'footer': 'vwr 공정 대기열 · 선착순 입장',
+  'announce.position': (p, a) => `현재 ${p}번째입니다. 내 앞에 ${a}명이 있습니다.`,
+  'announce.tier2': (p, a) => `현재 ${p}번째입니다. 내 앞에 ${a}명이 있습니다.`,
+  'of': (a, b) => `${a} / ${b}`,
+  'lang.switch': 'English',
+};
+
+const tables = { en, ko };
+
+/** pickLang returns "ko" or "en" from a ?lang= value and a navigator.language. */
+export function pickLang(param, navigatorLang) {
+  // An unknown ?lang= falls through to the browser's choice.
+  for (const v of [param, navigatorLang]) {
+    const base = String(v || '').toLowerCase().split('-')[0];
+    if (Object.hasOwn(tables, base)) return base;
+  }
+  return 'en';
+}
+
+/** translator returns t(key, ...args) for one language. */
+export function translator(lang) {
+  const table = tables[lang] || en;
+  return (key, ...args) => {
+    const v = key in table ? table[key] : en[key];
+    if (typeof v === 'function') return v(...args);
+    return v ?? key;
+  };
+}
+
+/** number formats an integer with the language's grouping (12,345). */
+export function formatNumber(lang, n) {
+  return new Intl.NumberFormat(lang === 'ko' ? 'ko-KR' : 'en-US').format(n);
+}
+
+/** formatWait turns seconds into a friendly estimate. */
+export function formatWait(t, seconds) {
+  if (!Number.isFinite(seconds) || seconds < 0) return t('calculating');
+  if (seconds < 60) return t('lessThanMinute');
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return t('minutes', minutes);
+  return t('hours', Math.floor(minutes / 60), minutes % 60);
+}
+
+/**
+ * applyStatic fills every element carrying data-i18n with its string and sets
+ * <html lang>. Pages call it once at start.
+ */
+export function applyStatic(doc, lang, t) {
+  doc.documentElement.lang = lang;
+  for (const el of doc.querySelectorAll('[data-i18n]')) {
+    el.textContent = t(el.dataset.i18n);
+  }
+}
+
+/** currentLang reads ?lang= and navigator.language of this page. */
+export function currentLang(loc = globalThis.location, nav = globalThis.navigator) {
+  const param = new URLSearchParams(loc?.search || '').get('lang');
+  return pickLang(param, nav?.language);
+}

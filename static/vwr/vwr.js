@@ -1,0 +1,210 @@
+// Tier 1 waiting page. It takes a place in line once (POST assign, with an
+// Idempotency-Key kept per event so reloads keep the place), then polls the
+// CDN-cached status document, and asks for admission (check) only once the
+// serving counter has reached its position. The check answer sets the
+// urr-vwr-token cookie; the page then goes back to ?return=.
+import {
+  ApiError, backoff, clockTime, newKey, requestJSON, safeReturn, setText,
+  sleep, store, tier1Interval, validId,
+} from './common.js';
+import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
+
+const API = '/vwr-api/vwr';
+const lang = currentLang();
+const t = translator(lang);
+const $ = (id) => document.getElementById(id);
+const kv = store();
+const params = new URLSearchParams(location.search);
+const event = params.get('event') || '';
+
+// What the page knows; also mirrored into data-* attributes for tests and tooling.
+const s = {
+  requestId: '', position: 0, serving: 0, startServing: 0, ratePerMin: 0,
+  estimatedWait: NaN, nextPoll: 0, failures: 0, announcedAt: 0, announcedAhead: -1,
+};
+
+function setStage(stage) {
+  document.body.dataset.stage = stage;
+}
+
+function status(text, kind = 'info') {
+  const el = $('status');
+  setText(el, text);
+  el.dataset.kind = kind;
+}
+
+function render() {
+  const ahead = Math.max(0, s.position - s.serving - 1);
+  document.body.dataset.position = String(s.position);
+  document.body.dataset.requestId = s.requestId;
+  setText($('position'), s.position ? formatNumber(lang, s.position) : '–');
+  setText($('ahead'), s.position ? formatNumber(lang, ahead) : '–');
+  let wait = s.estimatedWait;
+  if (s.ratePerMin > 0) wait = Math.round(((ahead + 1) * 60) / s.ratePerMin);
+  setText($('wait'), s.position ? formatWait(t, wait) : '–');
+
+  const span = s.position - s.startServing;
+  const pct = span <= 0 ? 100 : Math.round(Math.min(1, Math.max(0, (s.serving - s.startServing) / span)) * 100);
+  $('progress-fill').style.width = `${pct}%`;
+  $('progress').setAttribute('aria-valuenow', String(pct));
+  setText($('progress-text'), `${pct}%`);
+  setText($('updated'), clockTime(lang, new Date()));
+
+  // Announce to screen readers when the number ahead changes, at most every 20 s.
+  const now = Date.now();
+  if (s.position && ahead !== s.announcedAhead && now - s.announcedAt > 20000) {
+    s.announcedAt = now;
+    s.announcedAhead = ahead;
+    setText($('live'), t('announce.position', formatNumber(lang, s.position), formatNumber(lang, ahead)));
+  }
+}
+
+function leave(path) {
+  setStage('leaving');
+  // replace(): the back button should not land in the waiting room again.
+  setTimeout(() => location.replace(path), 400);
+}
+
+function showError(err) {
+  s.failures += 1;
+  const retryAfter = err instanceof ApiError ? err.retryAfter : undefined;
+  const wait = backoff(s.failures, retryAfter);
+  const secs = Math.round(wait / 1000);
+  if (err instanceof ApiError && (err.status === 503 || err.status === 429)) {
+    status(t('err.busy', secs), 'warn');
+  } else if (err instanceof ApiError) {
+    status(t('err.generic', secs), 'bad');
+  } else {
+    status(t('err.network', secs), 'bad');
+  }
+  setStage('retrying');
+  return wait;
+}
+
+async function assign() {
+  const key = `vwr:idem:${event}`;
+  let idem = kv.get(key);
+  if (!validId(idem)) {
+    idem = newKey();
+    kv.set(key, idem);
+  }
+  const { body } = await requestJSON(`${API}/assign/${encodeURIComponent(event)}`, {
+    method: 'POST',
+    headers: { 'Idempotency-Key': idem },
+  });
+  if (body && body.active === false) return { passThrough: true };
+  s.requestId = body.requestId;
+  s.position = Number(body.position) || 0;
+  s.serving = Number(body.servingCounter) || 0;
+  s.estimatedWait = Number(body.estimatedWait);
+  s.nextPoll = Number(body.nextPoll) || 0;
+  const saved = kv.get(`vwr:start:${event}`);
+  if (saved && saved.requestId === s.requestId) {
+    s.startServing = saved.serving;
+  } else {
+    s.startServing = s.serving;
+    kv.set(`vwr:start:${event}`, { requestId: s.requestId, serving: s.serving });
+  }
+  return { passThrough: false };
+}
+
+async function check() {
+  const { body } = await requestJSON(
+    `${API}/check/${encodeURIComponent(event)}/${encodeURIComponent(s.requestId)}`,
+    { cache: 'no-store' },
+  );
+  if (body.admitted) return true;
+  s.position = Number(body.position) || s.position;
+  s.serving = Number(body.servingCounter) || s.serving;
+  s.estimatedWait = Number(body.estimatedWait);
+  s.nextPoll = Number(body.nextPoll) || 0;
+  return false;
+}
+
+async function pollStatus() {
+  // Cacheable on purpose: thousands of pages share one CDN copy.
+  const { body } = await requestJSON(`${API}/status/${encodeURIComponent(event)}`);
+  if (body.active === false) return false;
+  s.serving = Math.max(s.serving, Number(body.servingCounter) || 0);
+  s.ratePerMin = Number(body.admitRatePerMinute) || 0;
+  return true;
+}
+
+async function run(returnPath) {
+  setStage('joining');
+  status(t('status.joining'));
+  for (;;) {
+    try {
+      if (!s.requestId) {
+        const { passThrough } = await assign();
+        if (passThrough) {
+          status(t('status.passThrough'), 'ok');
+          leave(returnPath);
+          return;
+        }
+      }
+      let admitted = false;
+      if (s.position <= s.serving) {
+        status(t('status.almost'));
+        admitted = await check();
+      }
+      if (admitted) {
+        setStage('admitted');
+        status(t('status.admitted'), 'ok');
+        setText($('live'), t('status.admitted'));
+        s.serving = Math.max(s.serving, s.position);
+        render();
+        leave(returnPath);
+        return;
+      }
+      s.failures = 0;
+      setStage('waiting');
+      status(t('status.waiting'));
+      render();
+      const ahead = Math.max(0, s.position - s.serving);
+      await sleep(tier1Interval({ ahead, nextPoll: s.nextPoll }));
+      const active = await pollStatus();
+      if (!active) {
+        // The event stopped queueing: the assign answer now carries the pass.
+        s.requestId = '';
+        continue;
+      }
+      render();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && s.requestId) {
+        // The place was lost (store wiped or expired): take a new one.
+        s.requestId = '';
+        continue;
+      }
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {
+        setStage('error');
+        status(t('err.bad'), 'bad');
+        return;
+      }
+      await sleep(showError(err));
+    }
+  }
+}
+
+function start() {
+  applyStatic(document, lang, t);
+  const other = lang === 'ko' ? 'en' : 'ko';
+  const link = $('lang');
+  const p = new URLSearchParams(location.search);
+  p.set('lang', other);
+  link.href = `?${p}`;
+  link.lang = other;
+  setText(link, t('lang.switch'));
+  document.title = t('title.tier1');
+
+  if (!validId(event)) {
+    setStage('error');
+    setText($('event-name'), t('brand'));
+    status(t('err.bad'), 'bad');
+    return;
+  }
+  setText($('event-name'), `${t('event')} · ${event}`);
+  run(safeReturn(params.get('return'), event, location.origin));
+}
+
+start();
