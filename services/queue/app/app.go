@@ -1,0 +1,222 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/token"
+	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/gate"
+	"github.com/vwr-go/vwr/services/queue/httpapi"
+	"github.com/vwr-go/vwr/services/queue/redisstore"
+)
+
+// Options are the parts a caller may inject instead of building them from
+// Config.
+type Options struct {
+	// Redis is used instead of dialling Config.RedisURL (vwr local passes
+	// an embedded miniredis). App.Close does not close an injected client.
+	Redis redis.UniversalClient
+	// KeyPrefix is prepended to every Redis key (tests share one Redis).
+	KeyPrefix string
+	// Notifier hears about admissions; nil means queue.NopNotifier (the
+	// SQS notifier plugs in here).
+	Notifier queue.Notifier
+	// Clock drives the domain, tokens and the gate; nil means the wall clock.
+	Clock clock.Clock
+	// Logger gets JSON request and worker logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// App is an assembled Tier 2 runtime.
+type App struct {
+	Config    Config
+	Redis     redis.UniversalClient
+	Store     *redisstore.Store
+	Service   *queue.Service
+	Worker    *queue.Worker
+	Metrics   *httpapi.Metrics
+	API       *httpapi.API
+	Gate      *gate.Gate
+	EntryKeys *token.KeyRing
+	Tier1Keys *token.KeyRing // nil when VWR_TIER1_TOKEN_KEYS is unset
+	Log       *slog.Logger
+
+	ownsRedis bool
+}
+
+// Redis client timeouts: short, so that an outage becomes a quick 503 +
+// Retry-After rather than a request hanging on retries.
+const (
+	redisDialTimeout = 2 * time.Second
+	redisIOTimeout   = 2 * time.Second
+	redisMaxRetries  = 1
+)
+
+// Open validates cfg (after WithDefaults) and builds the runtime. It does not
+// contact Redis; /healthz does.
+func Open(cfg Config, opts Options) (*App, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(opts.Redis == nil); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.System{}
+	}
+	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
+	if a.Redis == nil {
+		ro, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %v", err)
+		}
+		if ro.DialTimeout == 0 {
+			ro.DialTimeout = redisDialTimeout
+		}
+		if ro.ReadTimeout == 0 {
+			ro.ReadTimeout = redisIOTimeout
+		}
+		if ro.WriteTimeout == 0 {
+			ro.WriteTimeout = redisIOTimeout
+		}
+		ro.MaxRetries = redisMaxRetries
+		a.Redis = redis.NewClient(ro)
+		a.ownsRedis = true
+	}
+	var err error
+	if a.EntryKeys, err = token.NewKeyRing("", []byte(cfg.EntryTokenSecret)); err != nil {
+		return nil, fmt.Errorf("QUEUE_ENTRY_TOKEN_SECRET: %v", err)
+	}
+	if cfg.Tier1TokenKeys != "" {
+		if a.Tier1Keys, err = token.ParseKeyRing(cfg.Tier1TokenKeys); err != nil {
+			return nil, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %v", err)
+		}
+	}
+	a.Metrics = httpapi.NewMetrics()
+	a.Store = redisstore.New(a.Redis, redisstore.Options{Prefix: opts.KeyPrefix})
+	a.Service = queue.New(a.Store, a.EntryKeys, clk, opts.Notifier, queue.Config{
+		Threshold:          cfg.Threshold,
+		ActiveTTL:          cfg.ActiveTTL,
+		SeenTTL:            cfg.SeenTTL,
+		AdmissionBatchSize: cfg.AdmissionBatchSize,
+	})
+	a.Service.SetObserver(a.Metrics)
+	a.Worker = queue.NewWorker(a.Service, queue.WorkerConfig{
+		AdmissionInterval:    cfg.AdmissionInterval,
+		StaleCleanupInterval: cfg.StaleCleanupInterval,
+	}, log.With("component", "worker"))
+	a.API = httpapi.New(a.Service, httpapi.Config{
+		Tier1Keys:    a.Tier1Keys,
+		UserHeader:   cfg.UserHeader,
+		AdminToken:   cfg.AdminToken,
+		CookieSecure: cfg.CookieSecure,
+		Clock:        clk,
+		Logger:       log,
+		Metrics:      a.Metrics,
+	})
+	if a.Gate, err = gate.New(gate.Config{
+		Keys:         a.EntryKeys,
+		Prefixes:     cfg.GatePrefixes,
+		UserHeader:   cfg.GateUserHeader,
+		BypassSecret: cfg.GateBypassSecret,
+		Clock:        clk,
+	}); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Handler is the whole Tier 2 HTTP surface with a JSON 404 fallback.
+func (a *App) Handler() http.Handler { return a.API.Handler() }
+
+// Close releases the Redis client when App dialled it.
+func (a *App) Close() error {
+	if a.ownsRedis {
+		return a.Redis.Close()
+	}
+	return nil
+}
+
+// Warnings lists configuration that is legal but probably not intended, for
+// the binaries to log at start.
+func (a *App) Warnings() []string {
+	var w []string
+	if a.Tier1Keys == nil && a.Config.UserHeader == "" {
+		w = append(w, "neither VWR_TIER1_TOKEN_KEYS nor QUEUE_USER_HEADER is set: every visitor request will get 401")
+	}
+	if a.Config.AdminToken == "" {
+		w = append(w, "QUEUE_ADMIN_TOKEN is unset: admin endpoints are disabled (404)")
+	}
+	return w
+}
+
+// ShutdownTimeout bounds how long Serve waits for in-flight requests.
+const ShutdownTimeout = 10 * time.Second
+
+// Serve runs h on ln and the given background jobs until ctx is done, then
+// shuts the server down gracefully (in-flight requests finish, up to
+// ShutdownTimeout) and waits for the jobs to return.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger, jobs ...func(context.Context)) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      15 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	jobCtx, stopJobs := context.WithCancel(ctx)
+	defer stopJobs()
+	var wg sync.WaitGroup
+	for _, job := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job(jobCtx)
+		}()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down", "timeout", ShutdownTimeout.String())
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+		err = srv.Shutdown(sctx)
+		cancel()
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
+	}
+	stopJobs()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Run listens on Config.Addr and serves the API plus the admission worker
+// until ctx is done. It is the whole deployable binary.
+func (a *App) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", a.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("QUEUE_LISTEN_ADDR %s: %w", a.Config.Addr, err)
+	}
+	a.Log.Info("tier 2 queue listening", "addr", ln.Addr().String())
+	return Serve(ctx, ln, a.Handler(), a.Log, a.Worker.Run)
+}
