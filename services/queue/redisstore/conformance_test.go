@@ -1,0 +1,553 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// backend builds a Store with a private key prefix on one kind of Redis.
+type backend struct {
+	name string
+	new  func(t *testing.T) *Store
+}
+
+func newPrefixed(t *testing.T, rdb redis.UniversalClient) *Store {
+	t.Helper()
+	t.Cleanup(func() { _ = rdb.Close() })
+	return New(rdb, Options{Prefix: testenv.UniqueID(t) + ":"})
+}
+
+func realRedis(t *testing.T) *Store {
+	t.Helper()
+	return newPrefixed(t, redis.NewClient(&redis.Options{Addr: testenv.Redis(t)}))
+}
+
+func miniRedis(t *testing.T) *Store {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	return newPrefixed(t, redis.NewClient(&redis.Options{Addr: mr.Addr()}))
+}
+
+func clusterRedis(t *testing.T) *Store {
+	t.Helper()
+	return newPrefixed(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: testenv.RedisCluster(t)}))
+}
+
+var backends = []backend{
+	{"redis", realRedis},
+	{"miniredis", miniRedis},
+	{"cluster", clusterRedis},
+}
+
+// TestConformance runs the one Store suite against a real redis-server,
+// miniredis (what `vwr local` uses) and a 3-node Redis Cluster.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			runConformance(t, b.new)
+		})
+	}
+}
+
+var t0 = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+
+const ttl = 600 * time.Second
+
+type fixture struct {
+	t   *testing.T
+	s   *Store
+	ctx context.Context
+	ev  string
+}
+
+func setup(t *testing.T, newStore func(t *testing.T) *Store) *fixture {
+	t.Helper()
+	return &fixture{t: t, s: newStore(t), ctx: context.Background(), ev: "ev-" + fmt.Sprint(time.Now().UnixNano())}
+}
+
+func (f *fixture) check(uid string, score int64, now time.Time, threshold int64) queue.Snapshot {
+	f.t.Helper()
+	snap, err := f.s.Check(f.ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: now, ActiveTTL: ttl, DefaultThreshold: threshold})
+	if err != nil {
+		f.t.Fatalf("Check(%s): %v", uid, err)
+	}
+	return snap
+}
+
+func (f *fixture) admit(now time.Time, threshold, batch int64) queue.AdmitResult {
+	f.t.Helper()
+	res, err := f.s.Admit(f.ctx, queue.AdmitInput{EventID: f.ev, Now: now, ActiveTTL: ttl, DefaultThreshold: threshold, Batch: batch})
+	if err != nil {
+		f.t.Fatalf("Admit: %v", err)
+	}
+	return res
+}
+
+func (f *fixture) listed() bool {
+	f.t.Helper()
+	evs, err := f.s.ActiveEvents(f.ctx)
+	if err != nil {
+		f.t.Fatalf("ActiveEvents: %v", err)
+	}
+	for _, e := range evs {
+		if e == f.ev {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fixture) zcard(key string) int64 {
+	f.t.Helper()
+	n, err := f.s.rdb.ZCard(f.ctx, key).Result()
+	if err != nil {
+		f.t.Fatalf("ZCARD %s: %v", key, err)
+	}
+	return n
+}
+
+func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
+	t.Run("empty line and free slot activates at once", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		got := f.check("alice", 7, t0, 2)
+		want := queue.Snapshot{Status: queue.StatusActive, Activated: true, ActiveCount: 1, Threshold: 2, AdmittedLastMinute: 1, ExpiresAt: t0.Add(ttl)}
+		if got != want {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+		if !f.listed() {
+			t.Fatal("event not in the active-events set after check")
+		}
+	})
+
+	t.Run("full event queues by score", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		for _, u := range []struct {
+			id    string
+			score int64
+		}{{"p9", 9}, {"p3", 3}, {"p5", 5}} {
+			if s := f.check(u.id, u.score, t0, 1); s.Status != queue.StatusQueued || s.Activated {
+				t.Fatalf("%s: got %+v, want queued", u.id, s)
+			}
+		}
+		for _, c := range []struct {
+			id   string
+			rank int64
+		}{{"p3", 0}, {"p5", 1}, {"p9", 2}} {
+			s := f.check(c.id, 999, t0.Add(time.Second), 1)
+			if s.Status != queue.StatusQueued || s.Rank != c.rank || s.QueueSize != 3 || s.ActiveCount != 1 {
+				t.Fatalf("%s: got %+v, want queued rank %d of 3", c.id, s, c.rank)
+			}
+		}
+		// Rechecking with another score never moves anyone.
+		if score, _ := f.s.rdb.ZScore(f.ctx, f.s.k.queue(f.ev), "p3").Result(); score != 3 {
+			t.Fatalf("p3's score moved to %v", score)
+		}
+	})
+
+	t.Run("a non-empty line is never jumped even with free slots", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		f.check("b", 2, t0, 1)
+		if _, err := f.s.Leave(f.ctx, f.ev, "a", t0); err != nil {
+			t.Fatal(err)
+		}
+		if s := f.check("c", 3, t0, 1); s.Status != queue.StatusQueued || s.Rank != 1 {
+			t.Fatalf("c jumped the line: %+v", s)
+		}
+	})
+
+	t.Run("polling never extends an active session", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		first := f.check("a", 1, t0, 5)
+		for i := 1; i <= 3; i++ {
+			now := t0.Add(time.Duration(i) * 100 * time.Second)
+			s := f.check("a", 1, now, 5)
+			if s.Status != queue.StatusActive || s.Activated || !s.ExpiresAt.Equal(first.ExpiresAt) {
+				t.Fatalf("check %d: got %+v, want active with expiry %v", i, s, first.ExpiresAt)
+			}
+			ts, err := f.s.Touch(f.ctx, f.ev, "a", now, 5)
+			if err != nil || !ts.ExpiresAt.Equal(first.ExpiresAt) {
+				t.Fatalf("touch %d: %+v, %v", i, ts, err)
+			}
+		}
+		// Once expired, the next check is a fresh join.
+		s := f.check("a", 1, t0.Add(ttl), 5)
+		if !s.Activated || !s.ExpiresAt.Equal(t0.Add(2*ttl)) {
+			t.Fatalf("after expiry: %+v", s)
+		}
+	})
+
+	t.Run("touch refreshes only and reports unknown users", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		s, err := f.s.Touch(f.ctx, f.ev, "ghost", t0, 3)
+		if err != nil || s.Status != "" {
+			t.Fatalf("ghost: %+v, %v", s, err)
+		}
+		if n, _ := f.s.rdb.Exists(f.ctx, f.s.k.eventKeys(f.ev)...).Result(); n != 0 {
+			t.Fatalf("touch of an unknown user wrote %d keys", n)
+		}
+		f.check("a", 1, t0, 1)
+		f.check("b", 2, t0, 1)
+		later := t0.Add(time.Minute)
+		s, err = f.s.Touch(f.ctx, f.ev, "b", later, 1)
+		if err != nil || s.Status != queue.StatusQueued || s.Rank != 0 {
+			t.Fatalf("b: %+v, %v", s, err)
+		}
+		if hb, _ := f.s.rdb.ZScore(f.ctx, f.s.k.seen(f.ev), "b").Result(); int64(hb) != later.UnixMilli() {
+			t.Fatalf("heartbeat %v, want %v", hb, later.UnixMilli())
+		}
+		if f.zcard(f.s.k.queue(f.ev)) != 1 || f.zcard(f.s.k.active(f.ev)) != 1 {
+			t.Fatal("touch changed the line or the active set")
+		}
+	})
+
+	t.Run("leave frees the slot", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		f.check("b", 2, t0, 1)
+		for _, c := range []struct {
+			uid  string
+			want bool
+		}{{"a", true}, {"a", false}, {"nobody", false}} {
+			got, err := f.s.Leave(f.ctx, f.ev, c.uid, t0)
+			if err != nil || got != c.want {
+				t.Fatalf("Leave(%s) = %v, %v; want %v", c.uid, got, err, c.want)
+			}
+		}
+		res := f.admit(t0, 1, 10)
+		if fmt.Sprint(res.Admitted) != "[b]" || res.ActiveCount != 1 || res.QueueSize != 0 {
+			t.Fatalf("after leave: %+v", res)
+		}
+		if ok, _ := f.s.Leave(f.ctx, f.ev, "b", t0); !ok || f.zcard(f.s.k.activeSeen(f.ev)) != 0 {
+			t.Fatal("leave of an active user left traces")
+		}
+	})
+
+	t.Run("admission follows position and never exceeds threshold", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("first", 100, t0, 1) // direct; the line forms behind it
+		for _, p := range []int64{8, 2, 6, 4, 10, 1, 9, 3, 7, 5} {
+			f.check(fmt.Sprintf("p%02d", p), p, t0, 1)
+		}
+		// p1 and p2 both fit (threshold 3, one active) but the batch is 1.
+		steps := []struct {
+			now   time.Time
+			batch int64
+			want  string
+		}{
+			{t0, 1, "[p01]"},
+			{t0, 5, "[p02]"},
+			{t0.Add(time.Second), 5, "[]"},
+			{t0.Add(ttl), 2, "[p03 p04]"}, // first, p01 and p02 expired together
+			{t0.Add(ttl), 5, "[p05]"},
+		}
+		for i, st := range steps {
+			res := f.admit(st.now, 3, st.batch)
+			if got := fmt.Sprint(res.Admitted); got != st.want {
+				t.Fatalf("step %d: admitted %s, want %s", i, got, st.want)
+			}
+			if res.ActiveCount > 3 {
+				t.Fatalf("step %d: %d active, threshold 3", i, res.ActiveCount)
+			}
+			if len(res.Admitted) > 0 && !res.ExpiresAt.Equal(st.now.Add(ttl)) {
+				t.Fatalf("step %d: expiry %v", i, res.ExpiresAt)
+			}
+		}
+		if n := f.zcard(f.s.k.seen(f.ev)); n != 5 {
+			t.Fatalf("%d queued heartbeats, want the 5 still queued", n)
+		}
+	})
+
+	t.Run("per-event threshold overrides the default", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		if err := f.s.SetThreshold(f.ctx, f.ev, 1); err != nil {
+			t.Fatal(err)
+		}
+		f.check("a", 1, t0, 100)
+		if s := f.check("b", 2, t0, 100); s.Status != queue.StatusQueued || s.Threshold != 1 {
+			t.Fatalf("b: %+v", s)
+		}
+		if err := f.s.SetThreshold(f.ctx, f.ev, 2); err != nil {
+			t.Fatal(err)
+		}
+		if res := f.admit(t0, 100, 100); fmt.Sprint(res.Admitted) != "[b]" {
+			t.Fatalf("after raising: %+v", res)
+		}
+	})
+
+	t.Run("admission rate counts the last minute", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		for i := 2; i <= 4; i++ {
+			f.check(fmt.Sprint("u", i), int64(i), t0, 1)
+		}
+		if _, err := f.s.Leave(f.ctx, f.ev, "a", t0); err != nil {
+			t.Fatal(err)
+		}
+		f.admit(t0.Add(30*time.Second), 10, 10)
+		for _, c := range []struct {
+			at   time.Duration
+			want int64
+		}{{30 * time.Second, 4}, {59 * time.Second, 4}, {60 * time.Second, 3}, {90 * time.Second, 0}} {
+			st, err := f.s.Stats(f.ctx, f.ev, t0.Add(c.at), 10)
+			if err != nil || st.AdmittedLastMinute != c.want {
+				t.Fatalf("at +%v: %+v, %v; want %d admitted", c.at, st, err, c.want)
+			}
+		}
+	})
+
+	t.Run("stats read counters without writing", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		f.check("b", 2, t0.Add(time.Second), 1)
+		f.check("c", 3, t0.Add(2*time.Second), 1)
+		st, err := f.s.Stats(f.ctx, f.ev, t0.Add(30*time.Second), 1)
+		want := queue.StoreStats{QueueSize: 2, ActiveCount: 1, Threshold: 1, AdmittedLastMinute: 1, OldestHeartbeat: t0.Add(time.Second)}
+		if err != nil || st != want {
+			t.Fatalf("got %+v, %v; want %+v", st, err, want)
+		}
+		st, _ = f.s.Stats(f.ctx, f.ev, t0.Add(ttl), 1)
+		if st.ActiveCount != 0 || f.zcard(f.s.k.active(f.ev)) != 1 {
+			t.Fatalf("expired active counted (%d) or removed by stats", st.ActiveCount)
+		}
+	})
+
+	t.Run("stale cleanup drops silent queued users from queue and seen", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		f.check("silent", 2, t0, 1)
+		f.check("alive", 3, t0, 1)
+		f.check("alive", 3, t0.Add(500*time.Second), 1) // heartbeat
+		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(100*time.Second))
+		if err != nil || n != 1 {
+			t.Fatalf("CleanupStale = %d, %v; want 1", n, err)
+		}
+		for _, key := range []string{f.s.k.queue(f.ev), f.s.k.seen(f.ev)} {
+			members, _ := f.s.rdb.ZRange(f.ctx, key, 0, -1).Result()
+			if fmt.Sprint(members) != "[alive]" {
+				t.Fatalf("%s = %v, want [alive]", key, members)
+			}
+		}
+		if f.zcard(f.s.k.active(f.ev)) != 1 {
+			t.Fatal("cleanup touched the active user")
+		}
+	})
+
+	t.Run("stale cleanup works through more than one chunk", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		pipe := f.s.rdb.Pipeline()
+		for i := 0; i < cleanupChunk+5; i++ {
+			uid := fmt.Sprint("u", i)
+			pipe.ZAdd(f.ctx, f.s.k.queue(f.ev), redis.Z{Score: float64(i + 2), Member: uid})
+			pipe.ZAdd(f.ctx, f.s.k.seen(f.ev), redis.Z{Score: float64(t0.UnixMilli()), Member: uid})
+		}
+		if _, err := pipe.Exec(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(time.Second))
+		if err != nil || n != cleanupChunk+5 || f.zcard(f.s.k.queue(f.ev)) != 0 {
+			t.Fatalf("removed %d, %v; %d left", n, err, f.zcard(f.s.k.queue(f.ev)))
+		}
+	})
+
+	t.Run("lock is owned and released by compare-and-delete", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		steps := []struct {
+			op, owner string
+			want      bool
+		}{
+			{"lock", "w1", true},
+			{"lock", "w2", false},
+			{"unlock", "w2", false},
+			{"lock", "w2", false},
+			{"unlock", "w1", true},
+			{"unlock", "w1", false},
+			{"lock", "w2", true},
+		}
+		for i, st := range steps {
+			var got bool
+			var err error
+			if st.op == "lock" {
+				got, err = f.s.Lock(f.ctx, f.ev, st.owner, 4*time.Second)
+			} else {
+				got, err = f.s.Unlock(f.ctx, f.ev, st.owner)
+			}
+			if err != nil || got != st.want {
+				t.Fatalf("step %d %s(%s) = %v, %v; want %v", i, st.op, st.owner, got, err, st.want)
+			}
+		}
+		if pttl, _ := f.s.rdb.PTTL(f.ctx, f.s.k.lock(f.ev)).Result(); pttl <= 0 || pttl > 4*time.Second {
+			t.Fatalf("lock PTTL %v, want (0, 4s]", pttl)
+		}
+	})
+
+	t.Run("rankings count admissions with TTL set once", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		// 2021-01-03 is a Sunday in ISO week 2020-W53.
+		now := time.Date(2021, 1, 3, 23, 59, 0, 0, time.UTC)
+		f.check("direct", 1, now, 1)
+		for i := 2; i <= 4; i++ {
+			f.check(fmt.Sprint("u", i), int64(i), now, 1)
+		}
+		if res := f.admit(now, 2, 10); len(res.Admitted) != 1 {
+			t.Fatalf("admitted %v", res.Admitted)
+		}
+		want := map[string]time.Duration{
+			"ranking:daily:2021-01-03": 48 * time.Hour,
+			"ranking:weekly:2020-W53":  8 * 24 * time.Hour,
+			"ranking:monthly:2021-01":  32 * 24 * time.Hour,
+		}
+		for key, ttl := range want {
+			full := f.s.k.prefix + key
+			if score, err := f.s.rdb.ZScore(f.ctx, full, f.ev).Result(); err != nil || score != 2 {
+				t.Fatalf("%s score %v, %v; want 2 (direct + worker)", key, score, err)
+			}
+			if got, _ := f.s.rdb.TTL(f.ctx, full).Result(); got <= ttl-time.Minute || got > ttl {
+				t.Fatalf("%s TTL %v, want %v", key, got, ttl)
+			}
+			// A key that has a TTL keeps it: shorten it and admit again.
+			f.s.rdb.Expire(f.ctx, full, time.Hour)
+		}
+		f.s.Leave(f.ctx, f.ev, "direct", now)
+		if res := f.admit(now, 2, 10); len(res.Admitted) != 1 {
+			t.Fatalf("second pass admitted %v", res.Admitted)
+		}
+		for key := range want {
+			full := f.s.k.prefix + key
+			if got, _ := f.s.rdb.TTL(f.ctx, full).Result(); got > time.Hour {
+				t.Fatalf("%s TTL reset to %v", key, got)
+			}
+		}
+		for _, period := range []string{"daily", "weekly", "monthly"} {
+			r, err := f.s.Ranking(f.ctx, period, now, 10)
+			if err != nil || len(r) != 1 || r[0] != (queue.RankEntry{EventID: f.ev, Admissions: 3}) {
+				t.Fatalf("Ranking(%s) = %+v, %v", period, r, err)
+			}
+		}
+	})
+
+	t.Run("retire drops only empty events", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		f.check("b", 2, t0, 1)
+		for _, c := range []struct {
+			name  string
+			leave string
+			want  bool
+		}{{"queued and active", "", false}, {"active only", "b", false}, {"rank pending only", "a", false}} {
+			if c.leave != "" {
+				f.s.Leave(f.ctx, f.ev, c.leave, t0)
+			}
+			removed, err := f.s.Retire(f.ctx, f.ev)
+			if err != nil || removed != c.want || !f.listed() {
+				t.Fatalf("%s: Retire = %v, %v, listed %v", c.name, removed, err, f.listed())
+			}
+		}
+		f.admit(t0, 1, 10) // drains the pending ranking count
+		removed, err := f.s.Retire(f.ctx, f.ev)
+		if err != nil || !removed || f.listed() {
+			t.Fatalf("empty: Retire = %v, %v, listed %v", removed, err, f.listed())
+		}
+	})
+
+	t.Run("a join during retire keeps the event listed", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		f.s.Leave(f.ctx, f.ev, "a", t0)
+		f.admit(t0, 1, 10)
+		f.s.afterSREM = func() { f.check("b", 2, t0, 1) }
+		removed, err := f.s.Retire(f.ctx, f.ev)
+		if err != nil || removed || !f.listed() {
+			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
+		}
+	})
+
+	t.Run("a join whose SADD landed before the SREM relists via the tombstone", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("a", 1, t0, 1)
+		f.s.Leave(f.ctx, f.ev, "a", t0)
+		f.admit(t0, 1, 10)
+		// The join's SADD arrives first (a Cluster pipeline may do that)...
+		f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev)
+		// ...the worker's retire runs between its SADD and its script...
+		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed || f.listed() {
+			t.Fatalf("Retire = %v, %v", removed, err)
+		}
+		// ...and the script finds the tombstone and relists.
+		reply, err := f.s.checkPipeline(f.ctx, f.ev, f.s.k.eventKeys(f.ev),
+			[]any{"b", 2, t0.UnixMilli(), ttl.Milliseconds(), 1, queue.RateWindow.Milliseconds()}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, relist, _ := parseView(reply); !relist {
+			t.Fatal("check did not report the tombstone")
+		}
+		f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev) // undo; now through Check
+		f.s.Retire(f.ctx, f.ev)                         // not empty: re-adds
+		f.s.Leave(f.ctx, f.ev, "b", t0)
+		f.admit(t0, 1, 10)
+		f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev)
+		f.s.Retire(f.ctx, f.ev)
+		f.check("c", 3, t0, 1)
+		if !f.listed() {
+			t.Fatal("Check did not relist the event after finding the tombstone")
+		}
+	})
+
+	t.Run("a lost queue is rebuilt at the same positions", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("x", 0, t0, 1)
+		for p := int64(2); p <= 5; p++ {
+			f.check(fmt.Sprint("p", p), p, t0, 1)
+		}
+		// Losing every key of the event (the service test runs a real
+		// FLUSHDB; this store shares its Redis with parallel tests).
+		for _, k := range append(f.s.k.eventKeys(f.ev), f.s.k.activeEvents()) {
+			f.s.rdb.Del(f.ctx, k)
+		}
+		f.check("x", 0, t0.Add(time.Second), 1)
+		for _, p := range []int64{4, 2, 5, 3} {
+			f.check(fmt.Sprint("p", p), p, t0.Add(time.Second), 1)
+		}
+		for p := int64(2); p <= 5; p++ {
+			if s := f.check(fmt.Sprint("p", p), p, t0.Add(2*time.Second), 1); s.Status != queue.StatusQueued || s.Rank != p-2 {
+				t.Fatalf("p%d: %+v, want rank %d", p, s, p-2)
+			}
+		}
+		if !f.listed() {
+			t.Fatal("event not relisted after the loss")
+		}
+	})
+}
