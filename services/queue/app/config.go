@@ -66,9 +66,10 @@ var Env = []struct{ Name, Default, Meaning string }{
 // FromEnv reads the Config from the process environment. Malformed numbers
 // and booleans are errors naming the variable; missing required values are
 // reported later by validate, so callers may fill them in first (vwr local).
-func FromEnv() (Config, error) { return fromLookup(os.Getenv) }
+func FromEnv() (Config, error) { return FromGetenv(os.Getenv) }
 
-func fromLookup(get func(string) string) (Config, error) {
+// FromGetenv is FromEnv over any lookup function (tests pass a map's).
+func FromGetenv(get func(string) string) (Config, error) {
 	c := Config{
 		Addr:             get("QUEUE_LISTEN_ADDR"),
 		RedisURL:         get("REDIS_URL"),

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/token"
+	"github.com/vwr-go/vwr/services/queue/app"
+)
+
+// `vwr local` runs the whole stack on one port for development. The Tier 2
+// queue (API, admission worker, stale cleanup) is the core; other parts of
+// the project plug in through localExtension from their own files
+// (local_<name>.go), without touching this one:
+//
+//	func init() {
+//		registerLocal(localExtension{
+//			Name:      "tier1",
+//			Flags:     func(fs *flag.FlagSet) { fs.BoolVar(&tier1Off, "no-tier1", false, "…") },
+//			Configure: func(s *localStack) error { /* edit s.QueueConfig / s.QueueOptions */ return nil },
+//			Mount:     func(ctx context.Context, s *localStack) error { s.Handle("POST /vwr/assign/{eventId}", h); return nil },
+//		})
+//	}
+
+func init() {
+	register(&command{
+		name:    "local",
+		summary: "run the whole stack locally on one port (embedded Redis unless REDIS_URL is set)",
+		run:     runLocal,
+	})
+}
+
+// localExtension adds flags, configuration and routes to `vwr local`.
+// Extensions run in registration order (file name order within the package).
+type localExtension struct {
+	// Name identifies the extension in errors.
+	Name string
+	// Flags declares the extension's flags on the `local` flag set.
+	Flags func(fs *flag.FlagSet)
+	// Configure runs after the defaults are settled and before the queue is
+	// assembled; it may edit s.QueueConfig and s.QueueOptions (e.g. plug in
+	// a Notifier, lower the threshold for a demo).
+	Configure func(s *localStack) error
+	// Mount runs once the queue is assembled; it adds routes with s.Handle
+	// and background jobs with s.Go, and may print notes with s.Notef.
+	Mount func(ctx context.Context, s *localStack) error
+}
+
+var localExtensions []localExtension
+
+// registerLocal adds e to `vwr local`. Call it from an init function.
+func registerLocal(e localExtension) { localExtensions = append(localExtensions, e) }
+
+// localStack is everything one `vwr local` process runs, shared with the
+// extensions.
+type localStack struct {
+	Addr  string       // listen address (-addr)
+	Log   *slog.Logger // JSON logs (requests, worker) on stderr
+	Clock clock.Clock
+
+	// Redis is the client every part uses: a real server when REDIS_URL is
+	// set, else the embedded Miniredis.
+	Redis     redis.UniversalClient
+	Miniredis *miniredis.Miniredis // nil when REDIS_URL is set
+
+	// Tier1Keys sign and verify Tier 1 passes: from VWR_TIER1_TOKEN_KEYS or
+	// generated for this run. The queue verifies with the same ring, so a
+	// Tier 1 extension mints with it.
+	Tier1Keys *token.KeyRing
+
+	// QueueConfig and QueueOptions assemble the Tier 2 queue; extensions may
+	// edit them in Configure.
+	QueueConfig  app.Config
+	QueueOptions app.Options
+	// Queue is the assembled Tier 2 runtime (set before Mount runs).
+	Queue *app.App
+
+	out      io.Writer
+	mux      *http.ServeMux
+	patterns map[string]bool
+	jobs     []func(context.Context)
+}
+
+// Handle registers h on the shared mux. A pattern registered twice is an
+// error reported at start-up, not a panic mid-way.
+func (s *localStack) Handle(pattern string, h http.Handler) {
+	if s.patterns[pattern] {
+		panic(fmt.Sprintf("vwr local: route %q registered twice", pattern))
+	}
+	s.patterns[pattern] = true
+	s.mux.Handle(pattern, h)
+}
+
+// Go runs job in the background for the life of the process; it must return
+// when ctx is done.
+func (s *localStack) Go(job func(ctx context.Context)) { s.jobs = append(s.jobs, job) }
+
+// Notef prints a start-up note for the human running `vwr local`.
+func (s *localStack) Notef(format string, args ...any) {
+	fmt.Fprintf(s.out, "vwr local: "+format+"\n", args...)
+}
+
+// Local-only defaults. The deployable binary has none of these.
+const (
+	localUserHeader = "X-User-Id"
+	localAdminToken = "local-admin"
+	localTier1Kid   = "local"
+)
+
+func runLocal(ctx context.Context, inv invocation) int {
+	stdout, stderr := inv.Stdout, inv.Stderr
+	fs := flag.NewFlagSet("vwr local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	for _, e := range localExtensions {
+		if e.Flags != nil {
+			e.Flags(fs)
+		}
+	}
+	if err := fs.Parse(inv.Args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vwr local: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	s, err := newLocalStack(*addr, inv.Getenv, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vwr local: %v\n", err)
+		return exitError
+	}
+	defer s.close()
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vwr local: listen %s: %v\n", s.Addr, err)
+		return exitError
+	}
+	if err := s.assemble(ctx); err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "vwr local: %v\n", err)
+		return exitError
+	}
+	s.Notef("serving on http://%s (Ctrl-C to stop)", ln.Addr())
+	if err := app.Serve(ctx, ln, s.mux, s.Log, s.jobs...); err != nil {
+		fmt.Fprintf(stderr, "vwr local: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// newLocalStack settles configuration: environment first, then local
+// defaults for whatever is unset, each announced.
+func newLocalStack(addr string, getenv func(string) string, stdout, stderr io.Writer) (*localStack, error) {
+	s := &localStack{
+		Addr:     addr,
+		Log:      slog.New(slog.NewJSONHandler(stderr, nil)),
+		Clock:    clock.System{},
+		out:      stdout,
+		mux:      http.NewServeMux(),
+		patterns: map[string]bool{},
+	}
+	cfg, err := app.FromGetenv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RedisURL == "" {
+		m, err := miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("start embedded Redis: %w", err)
+		}
+		s.Miniredis = m
+		s.Redis = redis.NewClient(&redis.Options{Addr: m.Addr()})
+		s.Notef("REDIS_URL unset: using embedded Redis (miniredis) on %s; state is lost on exit", m.Addr())
+		// miniredis only expires keys when told time passed.
+		s.Go(func(ctx context.Context) { fastForward(ctx, m) })
+	} else {
+		ro, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %v", err)
+		}
+		s.Redis = redis.NewClient(ro)
+		s.Notef("using Redis at %s", ro.Addr)
+	}
+	if cfg.EntryTokenSecret == "" {
+		cfg.EntryTokenSecret = token.RandomSecret()
+		s.Notef("QUEUE_ENTRY_TOKEN_SECRET unset: generated a random entry-token secret for this run")
+	}
+	if cfg.Tier1TokenKeys == "" {
+		cfg.Tier1TokenKeys = localTier1Kid + ":" + token.RandomSecret()
+		s.Notef("VWR_TIER1_TOKEN_KEYS unset: generated Tier 1 key %q for this run", localTier1Kid)
+	}
+	if s.Tier1Keys, err = token.ParseKeyRing(cfg.Tier1TokenKeys); err != nil {
+		return nil, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %v", err)
+	}
+	if cfg.UserHeader == "" {
+		cfg.UserHeader = localUserHeader
+		s.Notef("QUEUE_USER_HEADER unset: trusting header %s as the user id (vwr local only; the deployable binary has no default)", localUserHeader)
+	}
+	if cfg.AdminToken == "" {
+		if isLoopback(addr) {
+			cfg.AdminToken = localAdminToken
+		} else {
+			cfg.AdminToken = token.RandomSecret()
+		}
+		s.Notef("QUEUE_ADMIN_TOKEN unset: admin endpoints take Authorization: Bearer %s", cfg.AdminToken)
+	}
+	s.QueueConfig = cfg
+	s.QueueOptions = app.Options{Redis: s.Redis, Clock: s.Clock, Logger: s.Log}
+	return s, nil
+}
+
+// assemble runs the extensions' Configure, builds the queue, mounts the
+// Tier 2 routes and the extensions' routes, and finally the JSON 404.
+func (s *localStack) assemble(ctx context.Context) error {
+	for _, e := range localExtensions {
+		if e.Configure != nil {
+			if err := e.Configure(s); err != nil {
+				return fmt.Errorf("%s: %w", e.Name, err)
+			}
+		}
+	}
+	q, err := app.Open(s.QueueConfig, s.QueueOptions)
+	if err != nil {
+		return err
+	}
+	s.Queue = q
+	q.API.Register(s.mux)
+	for _, p := range q.API.Routes() {
+		s.patterns[p] = true
+	}
+	s.Go(q.Worker.Run)
+	c := q.Config
+	s.Notef("Tier 2 queue: threshold %d, active TTL %s, admission every %s (batch %d), stale cleanup every %s",
+		c.Threshold, c.ActiveTTL, c.AdmissionInterval, c.AdmissionBatchSize, c.StaleCleanupInterval)
+	for _, e := range localExtensions {
+		if e.Mount != nil {
+			if err := e.Mount(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", e.Name, err)
+			}
+		}
+	}
+	if !s.patterns["/"] {
+		s.Handle("/", q.API.NotFound())
+	}
+	return nil
+}
+
+func (s *localStack) close() {
+	if s.Queue != nil {
+		_ = s.Queue.Close()
+	}
+	if s.Redis != nil {
+		_ = s.Redis.Close()
+	}
+	if s.Miniredis != nil {
+		s.Miniredis.Close()
+	}
+}
+
+// fastForward advances miniredis' TTL clock with the wall clock, so that
+// PX/EX keys (admission locks, ranking keys) expire as on a real server.
+func fastForward(ctx context.Context, m *miniredis.Miniredis) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			m.FastForward(now.Sub(last))
+			last = now
+		}
+	}
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
