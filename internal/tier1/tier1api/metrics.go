@@ -16,7 +16,12 @@ const (
 	MetricAdmissions     = "Admissions"
 	MetricServingCounter = "ServingCounter"
 	MetricThrottles      = "Throttles"
+	// MetricReleased counts visitors a serving-counter raise let through.
+	MetricReleased = "Released"
 )
+
+// AllEvents is the EventId dimension of metrics not tied to one event.
+const AllEvents = "all"
 
 // Metrics writes CloudWatch Embedded Metric Format lines: one JSON document
 // per line on stdout, which CloudWatch Logs turns into metrics without any

@@ -1,0 +1,29 @@
+package redisstore
+
+// keys builds every Redis key the Tier 1 store uses. One event's keys share
+// the hash tag {eventID}, so each script touches a single Cluster slot; only
+// the active-events set lives outside it, and no script touches that.
+type keys struct {
+	prefix string // empty in production; tests may isolate themselves with one
+}
+
+func (k keys) tag(ev string) string { return k.prefix + "vwr1:{" + ev + "}" }
+
+// event is a HASH: active, paused, shards, batch (settings), serving (the
+// serving counter), updated (unix ms), slot (last tick slot advanced) and
+// adv (recent advances, "ms:admitted,…").
+func (k keys) event(ev string) string { return k.tag(ev) + ":event" }
+
+// shards is a HASH shard index -> positions that shard handed out.
+func (k keys) shards(ev string) string { return k.tag(ev) + ":shards" }
+
+// position is a HASH position, shard, created (unix ms) for one requestId;
+// it expires with the position TTL.
+func (k keys) position(ev, requestID string) string { return k.tag(ev) + ":pos:" + requestID }
+
+// idem is a STRING "requestId:position:shard:createdMs" for one
+// Idempotency-Key; it expires with the position TTL.
+func (k keys) idem(ev, key string) string { return k.tag(ev) + ":idem:" + key }
+
+// activeEvents is the global SET of active event ids the advancer visits.
+func (k keys) activeEvents() string { return k.prefix + "vwr1:active-events" }

@@ -1,0 +1,131 @@
+package tier1api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/vwr-go/vwr/internal/tier1"
+)
+
+// DefaultAdvancerTicks is the seed's (§5.3) ticks per scheduled invocation:
+// with the default 10 s tick, one invocation per minute covers the minute.
+const DefaultAdvancerTicks = 6
+
+// Advancer runs the serving-counter ticks of one scheduled invocation.
+type Advancer struct {
+	d     Deps
+	ticks int
+	every time.Duration
+	sleep func(context.Context, time.Duration) error
+}
+
+// AdvancerOptions set the ticks per invocation (ADVANCER_TICKS, default 6)
+// and the gap between them (default the Service's TickEvery, read from
+// ADVANCER_TICK_SECONDS, so sleeps and tick slots line up). Sleep defaults to
+// the Service's.
+type AdvancerOptions struct {
+	Ticks int
+	Every time.Duration
+	Sleep func(context.Context, time.Duration) error
+}
+
+// NewAdvancer returns the advancer handler.
+func NewAdvancer(d Deps, opts AdvancerOptions) *Advancer {
+	if opts.Ticks <= 0 {
+		opts.Ticks = DefaultAdvancerTicks
+	}
+	if opts.Every <= 0 {
+		opts.Every = d.Service.Config().TickEvery
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = d.Service.Config().Sleep
+	}
+	return &Advancer{d: d.withDefaults(), ticks: opts.Ticks, every: opts.Every, sleep: opts.Sleep}
+}
+
+// AdvancerReport is what one invocation did; Lambda logs it as the result.
+type AdvancerReport struct {
+	Ticks       int           `json:"ticks"`
+	FailedTicks int           `json:"failedTicks"`
+	Raises      []AdvanceDone `json:"raises"`
+}
+
+// AdvanceDone is one raise of one event's serving counter.
+type AdvanceDone struct {
+	EventID  string `json:"eventId"`
+	From     int64  `json:"from"`
+	To       int64  `json:"to"`
+	Admitted int64  `json:"admitted"`
+}
+
+// Handle runs the ticks. It is what Service.RunAdvancer does, unrolled so
+// each tick's raises reach the metrics. A tick that fails does not stop the
+// next one; the invocation fails (and EventBridge's async retry runs it
+// again, which tick slots make safe) only when every tick failed.
+func (h *Advancer) Handle(ctx context.Context, ev events.EventBridgeEvent) (AdvancerReport, error) {
+	start := time.Now()
+	var rep AdvancerReport
+	var errs []error
+	for i := 0; i < h.ticks; i++ {
+		results, err := h.d.Service.Tick(ctx)
+		rep.Ticks++
+		if err != nil {
+			rep.FailedTicks++
+			errs = append(errs, err)
+			if errors.Is(err, tier1.ErrThrottled) {
+				h.d.Metrics.Count(AllEvents, MetricThrottles, 1)
+			}
+		}
+		for _, r := range results {
+			if r.Skipped != "" || r.To == r.From {
+				continue
+			}
+			rep.Raises = append(rep.Raises, AdvanceDone{EventID: r.EventID, From: r.From, To: r.To, Admitted: r.Admitted})
+			h.d.Metrics.Gauge(r.EventID, MetricServingCounter, r.To)
+			h.d.Metrics.Count(r.EventID, MetricReleased, r.Admitted)
+		}
+		if i < h.ticks-1 {
+			if err := h.sleep(ctx, h.every); err != nil {
+				break
+			}
+		}
+	}
+	attrs := []any{"source", ev.Source, "id", ev.ID, "ticks", rep.Ticks, "failed", rep.FailedTicks,
+		"raises", len(rep.Raises), "ms", time.Since(start).Milliseconds()}
+	if rep.FailedTicks > 0 {
+		h.d.Logger.ErrorContext(ctx, "tier1 advancer", append(attrs, "err", errors.Join(errs...))...)
+	} else {
+		h.d.Logger.InfoContext(ctx, "tier1 advancer", attrs...)
+	}
+	if rep.FailedTicks == rep.Ticks && rep.Ticks > 0 {
+		return rep, fmt.Errorf("tier1api: every advancer tick failed: %w", tier1.ErrUnavailable)
+	}
+	return rep, nil
+}
+
+// RunLocal ticks every h.every until ctx ends: vwr local's stand-in for the
+// EventBridge schedule. Errors are logged, never fatal.
+func (h *Advancer) RunLocal(ctx context.Context) {
+	t := time.NewTicker(h.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		results, err := h.d.Service.Tick(ctx)
+		if err != nil && ctx.Err() == nil {
+			h.d.Logger.Warn("tier1 advancer tick", "err", err)
+		}
+		for _, r := range results {
+			if r.Skipped == "" && r.To != r.From {
+				h.d.Metrics.Gauge(r.EventID, MetricServingCounter, r.To)
+			}
+		}
+	}
+}

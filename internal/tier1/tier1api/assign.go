@@ -1,0 +1,69 @@
+package tier1api
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/vwr-go/vwr/internal/tier1"
+)
+
+// Assign serves POST /vwr/assign/{eventId}: a visitor enters the line.
+type Assign struct{ d Deps }
+
+// NewAssign returns the assign handler.
+func NewAssign(d Deps) *Assign { return &Assign{d: d.withDefaults()} }
+
+type assignResponse struct {
+	Active         bool   `json:"active"`
+	RequestID      string `json:"requestId"`
+	EventID        string `json:"eventId"`
+	Position       int64  `json:"position"`
+	ServingCounter int64  `json:"servingCounter"`
+	PeopleAhead    int64  `json:"peopleAhead"`
+	EstimatedWait  int    `json:"estimatedWait"`
+	NextPoll       int    `json:"nextPoll"`
+}
+
+type passThroughResponse struct {
+	Active   bool   `json:"active"`
+	Admitted bool   `json:"admitted"`
+	Token    string `json:"token"`
+}
+
+// Handle answers 201 with the visitor's position, or 200 with a pass-through
+// token when the event is not active. An Idempotency-Key replay gets the
+// first answer again, marked by Idempotent-Replayed: true.
+func (h *Assign) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	start := time.Now()
+	eventID, err := pathParam(req, "eventId", tier1.ErrInvalidEvent)
+	if err != nil {
+		return h.d.finish(ctx, req, "", start, events.APIGatewayV2HTTPResponse{}, err)
+	}
+	if _, err := requestBody(req); err != nil {
+		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
+	}
+	key := header(req, "Idempotency-Key")
+	if key != "" && !tier1.ValidID(key) {
+		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, tier1.ErrInvalidIdempotencyKey)
+	}
+	res, err := h.d.Service.Assign(ctx, eventID, key)
+	if err != nil {
+		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
+	}
+	if !res.Active {
+		return h.d.finish(ctx, req, eventID, start, jsonResponse(200, passThroughResponse{Active: false, Admitted: true, Token: res.Token}), nil)
+	}
+	resp := jsonResponse(201, assignResponse{
+		Active: true, RequestID: res.RequestID, EventID: res.EventID, Position: res.Position,
+		ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
+		EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
+	})
+	if res.Reused {
+		resp.Headers["Idempotent-Replayed"] = "true"
+	} else {
+		h.d.Metrics.Count(eventID, MetricAssignments, 1)
+	}
+	return h.d.finish(ctx, req, eventID, start, resp, nil)
+}

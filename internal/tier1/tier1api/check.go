@@ -1,0 +1,74 @@
+package tier1api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/vwr-go/vwr/internal/tier1"
+)
+
+// CookieName is the cookie that carries the Tier 1 pass to the edge check
+// and to Tier 2.
+const CookieName = "urr-vwr-token"
+
+// Check serves GET /vwr/check/{eventId}/{requestId}.
+type Check struct{ d Deps }
+
+// NewCheck returns the check handler.
+func NewCheck(d Deps) *Check { return &Check{d: d.withDefaults()} }
+
+type admittedResponse struct {
+	Admitted  bool      `json:"admitted"`
+	Token     string    `json:"token"`
+	Position  int64     `json:"position"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+type waitingResponse struct {
+	Admitted       bool  `json:"admitted"`
+	Position       int64 `json:"position"`
+	ServingCounter int64 `json:"servingCounter"`
+	PeopleAhead    int64 `json:"peopleAhead"`
+	EstimatedWait  int   `json:"estimatedWait"`
+	NextPoll       int   `json:"nextPoll"`
+}
+
+// Handle admits the visitor (token in the body and the urr-vwr-token cookie)
+// once their position is served, and otherwise reports how far they are.
+// The requestId is the visitor's only identity; one of another event is 404.
+func (h *Check) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	start := time.Now()
+	eventID, err := pathParam(req, "eventId", tier1.ErrInvalidEvent)
+	if err != nil {
+		return h.d.finish(ctx, req, "", start, events.APIGatewayV2HTTPResponse{}, err)
+	}
+	requestID, err := pathParam(req, "requestId", tier1.ErrInvalidRequestID)
+	if err != nil {
+		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
+	}
+	if _, err := requestBody(req); err != nil {
+		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
+	}
+	res, err := h.d.Service.Check(ctx, eventID, requestID)
+	if err != nil {
+		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
+	}
+	if !res.Admitted {
+		return h.d.finish(ctx, req, eventID, start, jsonResponse(200, waitingResponse{
+			Position: res.Position, ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
+			EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
+		}), nil)
+	}
+	resp := jsonResponse(200, admittedResponse{Admitted: true, Token: res.Token, Position: res.Position, ExpiresAt: res.ExpiresAt.UTC()})
+	maxAge := int(res.ExpiresAt.Sub(h.d.Clock.Now()).Seconds())
+	cookie := &http.Cookie{
+		Name: CookieName, Value: res.Token, Path: "/", MaxAge: max(maxAge, 1),
+		SameSite: http.SameSiteLaxMode, HttpOnly: true, Secure: !h.d.InsecureCookie,
+	}
+	resp.Cookies = []string{cookie.String()}
+	h.d.Metrics.Count(eventID, MetricAdmissions, 1)
+	return h.d.finish(ctx, req, eventID, start, resp, nil)
+}
