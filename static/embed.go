@@ -52,9 +52,15 @@ func Handler(prefix string) http.Handler {
 }
 
 // ServeFile writes one embedded page (for example "queue.html") at whatever
-// URL the caller mounted it, such as the demo site's /events/{event}/queue.
+// URL the caller mounted it, such as the demo site's /events/{event}. A
+// Cache-Control the caller already set is kept: such URLs are often
+// per-visitor and must not be cached.
 func ServeFile(w http.ResponseWriter, r *http.Request, name string) {
+	cc := w.Header().Get("Cache-Control")
 	setPageHeaders(w, name)
+	if cc != "" {
+		w.Header().Set("Cache-Control", cc)
+	}
 	http.ServeFileFS(w, r, VWR(), name)
 }
 

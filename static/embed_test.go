@@ -114,9 +114,24 @@ func TestHandler(t *testing.T) {
 
 func TestServeFile(t *testing.T) {
 	t.Parallel()
-	rec := httptest.NewRecorder()
-	ServeFile(rec, httptest.NewRequest(http.MethodGet, "/events/demo/queue", nil), "queue.html")
-	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "/vwr/queue.js") {
-		t.Fatalf("code %d, body %.80q", rec.Code, rec.Body.String())
+	for _, cc := range []string{"", "no-store"} {
+		t.Run("cache-control="+cc, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			if cc != "" {
+				rec.Header().Set("Cache-Control", cc)
+			}
+			ServeFile(rec, httptest.NewRequest(http.MethodGet, "/events/demo", nil), "queue.html")
+			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "/vwr/queue.js") {
+				t.Fatalf("code %d, body %.80q", rec.Code, rec.Body.String())
+			}
+			want := cc
+			if want == "" {
+				want = CacheControl("queue.html")
+			}
+			if got := rec.Header().Get("Cache-Control"); got != want {
+				t.Fatalf("Cache-Control = %q, want %q", got, want)
+			}
+		})
 	}
 }

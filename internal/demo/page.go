@@ -1,0 +1,76 @@
+package demo
+
+import (
+	"embed"
+	"html/template"
+	"io/fs"
+	"net/http"
+
+	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/gate"
+	"github.com/vwr-go/vwr/static"
+)
+
+//go:embed web
+var web embed.FS
+
+var seatPage = template.Must(template.ParseFS(web, "web/seats.html"))
+
+// pageCSP allows the seat page's own assets and same-origin API calls only.
+const pageCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+func assetHandler() http.Handler {
+	sub, err := fs.Sub(web, "web")
+	if err != nil {
+		panic("demo: embedded web folder missing: " + err.Error())
+	}
+	files := http.StripPrefix("/demo/assets", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	})
+}
+
+type seatPageData struct {
+	EventID   string
+	Name      string
+	ExpiresAt int64 // unix ms: when the entry token (and so this visit) ends
+}
+
+// eventPage is /events/{event}: the Tier 2 queue page until the visitor has
+// a valid entry token for the event, then the seat page. The edge check in
+// front has already demanded a Tier 1 pass.
+func (s *Site) eventPage(w http.ResponseWriter, r *http.Request) {
+	event := r.PathValue("event")
+	if !queue.ValidID(event) {
+		writeError(w, errBadEvent)
+		return
+	}
+	// The answer depends on the visitor's cookies: never cache it.
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Vary", "Cookie")
+	c, err := r.Cookie(gate.TokenCookie)
+	if err != nil || c.Value == "" {
+		static.ServeFile(w, r, "queue.html")
+		return
+	}
+	e, err := s.cfg.EntryKeys.VerifyEntry(c.Value, event, s.cfg.Clock.Now())
+	if err != nil {
+		static.ServeFile(w, r, "queue.html")
+		return
+	}
+	name := event
+	if v, ok := s.cfg.Venues[event]; ok && v.Name != "" {
+		name = v.Name
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	if err := seatPage.Execute(w, seatPageData{EventID: event, Name: name, ExpiresAt: e.ExpiresAt.UnixMilli()}); err != nil {
+		s.cfg.Logger.Error("seat page render failed", "event", event, "err", err)
+	}
+}
