@@ -1,0 +1,9 @@
+package tier1api_test
+
+import (
+	"testing"
+
+	"github.com/vwr-go/vwr/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
