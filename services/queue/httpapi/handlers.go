@@ -175,14 +175,19 @@ func (a *API) setThreshold(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body struct {
-		Threshold *json.Number `json:"threshold"`
+		Threshold json.RawMessage `json:"threshold"`
 	}
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.Threshold == nil {
+	if err := dec.Decode(&body); err != nil || len(body.Threshold) == 0 {
 		return errInvalidBody
 	}
-	n, err := body.Threshold.Int64()
+	// A JSON number only: "5", true or null are malformed bodies; 1.5 or
+	// 1e9 are numbers out of the accepted (integer) range.
+	if c := body.Threshold[0]; c != '-' && (c < '0' || c > '9') {
+		return errInvalidBody
+	}
+	n, err := strconv.ParseInt(string(body.Threshold), 10, 64)
 	if err != nil || n < queue.MinThreshold || n > queue.MaxThreshold {
 		return queue.ErrInvalidThreshold
 	}
