@@ -1,0 +1,149 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+// TestSeedRetireLosesEvents replays the seed's retire (check empty, then
+// SREM) with a join in between: the queued user's event drops out of the
+// active-events set and nobody would ever admit them. Store.Retire, given the
+// same interleaving, keeps the event.
+func TestSeedRetireLosesEvents(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, b.new)
+			f.check("x", 1, t0, 1)
+			f.s.Leave(f.ctx, f.ev, "x", t0)
+			f.admit(t0, 1, 10)
+
+			// The seed: the worker sees both sets empty...
+			if f.zcard(f.s.k.queue(f.ev))+f.zcard(f.s.k.active(f.ev)) != 0 {
+				t.Fatal("setup: event not empty")
+			}
+			f.check("a", 1, t0, 1) // ...someone joins (activated: ZADD + SADD)...
+			f.check("b", 2, t0, 1) // ...someone queues behind them...
+			f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev)
+			if f.listed() || f.zcard(f.s.k.queue(f.ev)) != 1 {
+				t.Fatal("seed interleaving did not lose the event")
+			}
+			// ...and b waits forever. Store.Retire over the same interleaving:
+			f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev)
+			f.s.Leave(f.ctx, f.ev, "a", t0)
+			f.s.Leave(f.ctx, f.ev, "b", t0)
+			f.admit(t0, 1, 10)
+			f.s.afterSREM = func() {
+				f.check("a", 1, t0, 1)
+				f.check("b", 2, t0, 1)
+			}
+			if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || removed || !f.listed() {
+				t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
+			}
+		})
+	}
+}
+
+// TestActiveEventsInvariantUnderConcurrency runs many concurrent joins and
+// leaves against a worker that admits and retires the event as fast as it
+// can, then checks the invariant: an event with queued (or active) users is
+// in the active-events set.
+func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, b.new)
+			ctx := context.Background()
+			// Yield inside the retire window so joins land in it.
+			f.s.afterSREM = runtime.Gosched
+			const rounds, joiners, perJoiner = 4, 8, 25
+			var retired, queuedSeen atomic.Int64
+			for r := 0; r < rounds; r++ {
+				stop := make(chan struct{})
+				workerDone := make(chan error, 1)
+				go func() {
+					for {
+						select {
+						case <-stop:
+							workerDone <- nil
+							return
+						default:
+						}
+						res, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 10, Batch: 50})
+						if err != nil {
+							workerDone <- err
+							return
+						}
+						if res.QueueSize == 0 && res.ActiveCount == 0 {
+							removed, err := f.s.Retire(ctx, f.ev)
+							if err != nil {
+								workerDone <- err
+								return
+							}
+							if removed {
+								retired.Add(1)
+							}
+						}
+					}
+				}()
+				var wg sync.WaitGroup
+				errs := make(chan error, joiners)
+				for j := 0; j < joiners; j++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; i < perJoiner; i++ {
+							uid := fmt.Sprintf("r%d-j%d-%d", r, j, i)
+							snap, err := f.s.Check(ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: int64(i), Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 10})
+							if err != nil {
+								errs <- err
+								return
+							}
+							time.Sleep(time.Duration(j+1) * 300 * time.Microsecond)
+							if snap.Status == queue.StatusQueued {
+								queuedSeen.Add(1)
+							}
+							// Actives leave at once, so the event empties often.
+							if snap.Status == queue.StatusActive {
+								if _, err := f.s.Leave(ctx, f.ev, uid, time.Now()); err != nil {
+									errs <- err
+									return
+								}
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				close(stop)
+				if err := <-workerDone; err != nil {
+					t.Fatal(err)
+				}
+				close(errs)
+				for err := range errs {
+					t.Fatal(err)
+				}
+				q, a := f.zcard(f.s.k.queue(f.ev)), f.zcard(f.s.k.active(f.ev))
+				if (q > 0 || a > 0) && !f.listed() {
+					t.Fatalf("round %d: %d queued and %d active but the event is not in the active-events set", r, q, a)
+				}
+				// Drain this round's line so the next starts empty.
+				for f.zcard(f.s.k.queue(f.ev)) > 0 {
+					f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000})
+				}
+			}
+			if retired.Load() == 0 || queuedSeen.Load() == 0 {
+				t.Fatalf("retired %d times, %d joins queued: the race was not exercised", retired.Load(), queuedSeen.Load())
+			}
+			t.Logf("retired %d times; %d joins queued", retired.Load(), queuedSeen.Load())
+		})
+	}
+}
