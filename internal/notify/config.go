@@ -32,41 +32,44 @@ type Config struct {
 }
 
 // FromEnv reads the SQS_* variables (and AWS_ENDPOINT_URL, AWS_REGION) and
-// applies defaults. It does not validate; call Validate.
-func FromEnv() (Config, error) {
+// applies defaults. Open validates.
+func FromEnv() (Config, error) { return FromGetenv(os.Getenv) }
+
+// FromGetenv is FromEnv reading through getenv, for callers (vwr local, tests)
+// that carry their own environment.
+func FromGetenv(getenv func(string) string) (Config, error) {
 	var c Config
 	var errs []error
-	if v := strings.TrimSpace(os.Getenv("SQS_ENABLED")); v != "" {
+	if v := strings.TrimSpace(getenv("SQS_ENABLED")); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("notify: SQS_ENABLED=%q is not a boolean", v))
 		}
 		c.Enabled = b
 	}
-	c.QueueURL = strings.TrimSpace(os.Getenv("SQS_QUEUE_URL"))
-	c.Endpoint = strings.TrimSpace(os.Getenv("AWS_ENDPOINT_URL"))
-	c.Region = strings.TrimSpace(os.Getenv("AWS_REGION"))
-	c.BufferSize = envInt("SQS_BUFFER_SIZE", &errs)
-	c.MaxAttempts = envInt("SQS_MAX_ATTEMPTS", &errs)
-	c.SendTimeout = time.Duration(envInt("SQS_SEND_TIMEOUT_MS", &errs)) * time.Millisecond
-	c.RetryBackoff = time.Duration(envInt("SQS_RETRY_BACKOFF_MS", &errs)) * time.Millisecond
+	c.QueueURL = strings.TrimSpace(getenv("SQS_QUEUE_URL"))
+	c.Endpoint = strings.TrimSpace(getenv("AWS_ENDPOINT_URL"))
+	c.Region = strings.TrimSpace(getenv("AWS_REGION"))
+	envInt := func(name string) int {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("notify: %s=%q must be a positive integer", name, v))
+			return 0
+		}
+		return n
+	}
+	c.BufferSize = envInt("SQS_BUFFER_SIZE")
+	c.MaxAttempts = envInt("SQS_MAX_ATTEMPTS")
+	c.SendTimeout = time.Duration(envInt("SQS_SEND_TIMEOUT_MS")) * time.Millisecond
+	c.RetryBackoff = time.Duration(envInt("SQS_RETRY_BACKOFF_MS")) * time.Millisecond
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err
 	}
 	return c.WithDefaults(), nil
-}
-
-func envInt(name string, errs *[]error) int {
-	v := strings.TrimSpace(os.Getenv(name))
-	if v == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		*errs = append(*errs, fmt.Errorf("notify: %s=%q must be a positive integer", name, v))
-		return 0
-	}
-	return n
 }
 
 // WithDefaults fills unset fields.

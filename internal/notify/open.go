@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vwr-go/vwr/services/queue"
 )
@@ -53,3 +54,5 @@ func NewClient(ctx context.Context, cfg Config) (*sqs.Client, error) {
 type disabled struct{ queue.NopNotifier }
 
 func (disabled) Close(context.Context) error { return nil }
+
+func (disabled) Register(prometheus.Registerer) error { return nil }

@@ -31,9 +31,12 @@ type API interface {
 	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }
 
-// Notifier is a queue.Notifier with a lifecycle: Close flushes what is buffered.
+// Notifier is a queue.Notifier with a lifecycle: Close flushes what is
+// buffered, and Register exposes the vwr_sqs_* metrics on a registry that may
+// only exist after the notifier was handed to the queue.
 type Notifier interface {
 	queue.Notifier
+	Register(reg prometheus.Registerer) error
 	Close(ctx context.Context) error
 }
 
@@ -115,8 +118,10 @@ func New(cfg Config, api API, opts Options) (*Publisher, error) {
 	if p.sleep == nil {
 		p.sleep = sleepCtx
 	}
-	if err := p.register(opts.Registerer); err != nil {
-		return nil, err
+	if opts.Registerer != nil {
+		if err := p.Register(opts.Registerer); err != nil {
+			return nil, err
+		}
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.run()
@@ -325,11 +330,8 @@ func (p *Publisher) logDrop(reason string) {
 		"capacity", cap(p.buf))
 }
 
-// register exposes the counters as vwr_sqs_* metrics.
-func (p *Publisher) register(reg prometheus.Registerer) error {
-	if reg == nil {
-		return nil
-	}
+// Register exposes the counters as vwr_sqs_* metrics on reg.
+func (p *Publisher) Register(reg prometheus.Registerer) error {
 	counter := func(result string, v *atomic.Int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "vwr_sqs_notifications_total",

@@ -10,10 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
-	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/internal/notify"
 	"github.com/vwr-go/vwr/services/queue/app"
 )
+
+// notifyFlushTimeout bounds the SQS flush on shutdown.
+const notifyFlushTimeout = 5 * time.Second
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -23,19 +27,38 @@ func main() {
 	if err != nil {
 		fail(log, err)
 	}
-	a, err := app.Open(cfg, app.Options{Notifier: queue.NopNotifier{}, Logger: log})
+	// SQS "admitted" notifications (internal/notify): a no-op unless SQS_ENABLED=true.
+	ncfg, err := notify.FromEnv()
+	if err != nil {
+		fail(log, err)
+	}
+	notifier, err := notify.Open(context.Background(), ncfg, notify.Options{Logger: log})
+	if err != nil {
+		fail(log, err)
+	}
+	a, err := app.Open(cfg, app.Options{Notifier: notifier, Logger: log})
 	if err != nil {
 		fail(log, err)
 	}
 	defer a.Close()
+	if err := notifier.Register(a.Metrics.Registry()); err != nil {
+		fail(log, err)
+	}
 	for _, w := range a.Warnings() {
 		log.Warn(w)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := a.Run(ctx); err != nil {
-		log.Error("queue stopped", "err", err.Error())
+	runErr := a.Run(ctx)
+	// Run returns after the worker stopped, so every admission is buffered by now.
+	flushCtx, cancel := context.WithTimeout(context.Background(), notifyFlushTimeout)
+	if err := notifier.Close(flushCtx); err != nil {
+		log.Warn("sqs notifications not fully flushed", "err", err.Error())
+	}
+	cancel()
+	if runErr != nil {
+		log.Error("queue stopped", "err", runErr.Error())
 		os.Exit(1)
 	}
 }
