@@ -18,6 +18,8 @@ type Config struct {
 	Endpoint string
 	// Region overrides AWS_REGION; empty keeps the SDK's resolution.
 	Region string
+	// Credentials replaces the SDK's credential chain (tests use static ones).
+	Credentials aws.CredentialsProvider
 	// RetryMaxAttempts overrides the SDK's attempts per call (3); 0 keeps it.
 	RetryMaxAttempts int
 	// Retryer replaces the SDK's retryer (tests shorten the backoff).

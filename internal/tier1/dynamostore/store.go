@@ -80,6 +80,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Region != "" {
 		loadOpts = append(loadOpts, awsconfig.WithRegion(cfg.Region))
 	}
+	if cfg.Credentials != nil {
+		loadOpts = append(loadOpts, awsconfig.WithCredentialsProvider(cfg.Credentials))
+	}
 	if cfg.RetryMaxAttempts > 0 {
 		loadOpts = append(loadOpts, awsconfig.WithRetryMaxAttempts(cfg.RetryMaxAttempts))
 	}
