@@ -69,6 +69,8 @@ type localStack struct {
 	Addr  string       // listen address (-addr)
 	Log   *slog.Logger // JSON logs (requests, worker) on stderr
 	Clock clock.Clock
+	// Getenv is the process environment (tests inject their own).
+	Getenv func(string) string
 
 	// Redis is the client every part uses: a real server when REDIS_URL is
 	// set, else the embedded Miniredis.
@@ -170,6 +172,7 @@ func newLocalStack(addr string, getenv func(string) string, stdout, stderr io.Wr
 		Addr:     addr,
 		Log:      slog.New(slog.NewJSONHandler(stderr, nil)),
 		Clock:    clock.System{},
+		Getenv:   getenv,
 		out:      stdout,
 		mux:      http.NewServeMux(),
 		patterns: map[string]bool{},

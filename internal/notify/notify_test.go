@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // sqsClient talks to endpoint with dummy credentials and no SDK retries, so
 // parallel tests need no process environment.
-func sqsClient(t *testing.T, endpoint string) *sqs.Client {
+func sqsClient(t testing.TB, endpoint string) *sqs.Client {
 	t.Helper()
 	return sqs.New(sqs.Options{
 		Region:           "us-east-1",
@@ -59,7 +59,7 @@ func fifoQueue(t *testing.T, c *sqs.Client) string {
 }
 
 // closedEndpoint returns a loopback URL nothing listens on.
-func closedEndpoint(t *testing.T) string {
+func closedEndpoint(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

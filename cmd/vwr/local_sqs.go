@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/notify"
+)
+
+// SQS "admitted" notifications for `vwr local`: off unless SQS_ENABLED=true
+// and SQS_QUEUE_URL are set; AWS_ENDPOINT_URL points it at moto or
+// LocalStack for a local check.
+func init() {
+	registerLocal(localExtension{
+		Name: "sqs",
+		Configure: func(s *localStack) error {
+			cfg, err := notify.FromGetenv(s.Getenv)
+			if err != nil {
+				return err
+			}
+			n, err := notify.Open(context.Background(), cfg, notify.Options{Logger: s.Log})
+			if err != nil {
+				return err
+			}
+			s.QueueOptions.Notifier = n
+			if cfg.Enabled {
+				s.Notef("SQS_ENABLED: publishing admissions to %s (endpoint %s)", cfg.QueueURL, orDefault(cfg.Endpoint, "AWS default"))
+			}
+			return nil
+		},
+		Mount: func(ctx context.Context, s *localStack) error {
+			// Configure put it there; another extension replacing it keeps its own lifecycle.
+			n, ok := s.QueueOptions.Notifier.(notify.Notifier)
+			if !ok {
+				return nil
+			}
+			if err := n.Register(s.Queue.Metrics.Registry()); err != nil {
+				return err
+			}
+			s.Go(func(ctx context.Context) {
+				<-ctx.Done()
+				// Admissions after this point (the worker's last pass) are
+				// counted as dropped_closed.
+				fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				if err := n.Close(fctx); err != nil {
+					s.Log.Warn("sqs notifications not fully flushed", "err", err.Error())
+				}
+			})
+			return nil
+		},
+	})
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
