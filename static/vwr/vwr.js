@@ -39,6 +39,7 @@ function render() {
   document.body.dataset.requestId = s.requestId;
   setText($('position'), s.position ? formatNumber(lang, s.position) : '–');
   setText($('ahead'), s.position ? formatNumber(lang, ahead) : '–');
+  setText($('serving'), s.position ? formatNumber(lang, s.serving) : '–');
   let wait = s.estimatedWait;
   if (s.ratePerMin > 0) wait = Math.round(((ahead + 1) * 60) / s.ratePerMin);
   setText($('wait'), s.position ? formatWait(t, wait) : '–');
