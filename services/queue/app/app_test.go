@@ -1,0 +1,255 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/token"
+	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/gate"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const secret = "app-test-secret-0123456789abcdef-0123456"
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestFromGetenvDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := FromGetenv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = c.WithDefaults()
+	if c.Addr != DefaultAddr || c.Threshold != 1000 || c.ActiveTTL != 600*time.Second || c.SeenTTL != 600*time.Second ||
+		c.AdmissionInterval != time.Second || c.AdmissionBatchSize != 100 || c.StaleCleanupInterval != 30*time.Second ||
+		c.UserHeader != "" || c.AdminToken != "" || c.CookieSecure ||
+		strings.Join(c.GatePrefixes, ",") != "/api/seats/,/api/reservations/" {
+		t.Fatalf("defaults = %+v", c)
+	}
+}
+
+func TestFromGetenvReadsEverything(t *testing.T) {
+	t.Parallel()
+	c, err := FromGetenv(env(map[string]string{
+		"QUEUE_LISTEN_ADDR": ":9000", "REDIS_URL": "redis://r:6379/2", "QUEUE_ENTRY_TOKEN_SECRET": secret,
+		"VWR_TIER1_TOKEN_KEYS": "a:" + secret, "QUEUE_USER_HEADER": "X-Auth-User", "QUEUE_ADMIN_TOKEN": "adm",
+		"QUEUE_COOKIE_SECURE": "true", "QUEUE_THRESHOLD": "7", "QUEUE_ACTIVE_TTL_SECONDS": "30",
+		"QUEUE_SEEN_TTL_SECONDS": "40", "QUEUE_ADMISSION_INTERVAL_MS": "250", "QUEUE_ADMISSION_BATCH_SIZE": "9",
+		"QUEUE_STALE_CLEANUP_INTERVAL_MS": "5000", "QUEUE_GATE_PREFIXES": " /a/ , /b/ ",
+		"QUEUE_GATE_USER_HEADER": "X-Site-User", "QUEUE_GATE_BYPASS_SECRET": "edge",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Addr: ":9000", RedisURL: "redis://r:6379/2", EntryTokenSecret: secret, Tier1TokenKeys: "a:" + secret,
+		UserHeader: "X-Auth-User", AdminToken: "adm", CookieSecure: true, Threshold: 7,
+		ActiveTTL: 30 * time.Second, SeenTTL: 40 * time.Second, AdmissionInterval: 250 * time.Millisecond,
+		AdmissionBatchSize: 9, StaleCleanupInterval: 5 * time.Second, GatePrefixes: []string{"/a/", "/b/"},
+		GateUserHeader: "X-Site-User", GateBypassSecret: "edge",
+	}
+	if strings.Join(c.GatePrefixes, ",") != "/a/,/b/" {
+		t.Fatalf("prefixes = %q", c.GatePrefixes)
+	}
+	c.GatePrefixes, want.GatePrefixes = nil, nil
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+	if err := c.WithDefaults().validate(true); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+}
+
+func TestConfigErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
+	ok := map[string]string{"REDIS_URL": "redis://x:1", "QUEUE_ENTRY_TOKEN_SECRET": secret}
+	tests := []struct {
+		name string
+		set  map[string]string
+		want string
+	}{
+		{"missing redis", map[string]string{"REDIS_URL": ""}, "REDIS_URL is required"},
+		{"missing secret", map[string]string{"QUEUE_ENTRY_TOKEN_SECRET": ""}, "QUEUE_ENTRY_TOKEN_SECRET is required"},
+		{"short secret", map[string]string{"QUEUE_ENTRY_TOKEN_SECRET": "short"}, "QUEUE_ENTRY_TOKEN_SECRET must be at least 32 bytes"},
+		{"bad tier1 keys", map[string]string{"VWR_TIER1_TOKEN_KEYS": "nokid"}, "VWR_TIER1_TOKEN_KEYS"},
+		{"threshold text", map[string]string{"QUEUE_THRESHOLD": "many"}, "QUEUE_THRESHOLD"},
+		{"threshold too big", map[string]string{"QUEUE_THRESHOLD": "1000001"}, "QUEUE_THRESHOLD"},
+		{"ttl zero", map[string]string{"QUEUE_ACTIVE_TTL_SECONDS": "0"}, "QUEUE_ACTIVE_TTL_SECONDS"},
+		{"seen negative", map[string]string{"QUEUE_SEEN_TTL_SECONDS": "-1"}, "QUEUE_SEEN_TTL_SECONDS"},
+		{"interval text", map[string]string{"QUEUE_ADMISSION_INTERVAL_MS": "1s"}, "QUEUE_ADMISSION_INTERVAL_MS"},
+		{"batch", map[string]string{"QUEUE_ADMISSION_BATCH_SIZE": "x"}, "QUEUE_ADMISSION_BATCH_SIZE"},
+		{"cleanup", map[string]string{"QUEUE_STALE_CLEANUP_INTERVAL_MS": "0.5"}, "QUEUE_STALE_CLEANUP_INTERVAL_MS"},
+		{"cookie", map[string]string{"QUEUE_COOKIE_SECURE": "yes please"}, "QUEUE_COOKIE_SECURE"},
+		{"user header", map[string]string{"QUEUE_USER_HEADER": "X User"}, "QUEUE_USER_HEADER"},
+		{"user header authorization", map[string]string{"QUEUE_USER_HEADER": "authorization"}, "QUEUE_USER_HEADER"},
+		{"gate header", map[string]string{"QUEUE_GATE_USER_HEADER": "a:b"}, "QUEUE_GATE_USER_HEADER"},
+		{"gate prefix", map[string]string{"QUEUE_GATE_PREFIXES": "api/seats/"}, "QUEUE_GATE_PREFIXES"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := map[string]string{}
+			for k, v := range ok {
+				m[k] = v
+			}
+			for k, v := range tc.set {
+				m[k] = v
+			}
+			c, err := FromGetenv(env(m))
+			if err == nil {
+				_, err = Open(c, Options{})
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+type notes struct {
+	mu  sync.Mutex
+	got []queue.Admission
+}
+
+func (n *notes) Admitted(a queue.Admission) { n.mu.Lock(); n.got = append(n.got, a); n.mu.Unlock() }
+
+// TestOpenServesAndShutsDownGracefully assembles the runtime on the real
+// Redis, serves a check through it, and stops it while a request is in flight.
+func TestOpenServesAndShutsDownGracefully(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
+	t.Cleanup(func() { rdb.Close() })
+	n := &notes{}
+	a, err := Open(Config{EntryTokenSecret: secret, UserHeader: "X-User-Id", AdminToken: "adm"}, Options{
+		Redis: rdb, KeyPrefix: testenv.UniqueID(t) + ":", Notifier: n, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Warnings()) != 0 {
+		t.Fatalf("warnings = %v", a.Warnings())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+
+	// A slow extra route stands in for an in-flight request at shutdown.
+	release := make(chan struct{})
+	started := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.Handle("/", a.Handler())
+	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-release
+		io.WriteString(w, "done")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	jobRan := make(chan struct{})
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, ln, mux, slog.New(slog.DiscardHandler), func(ctx context.Context) { close(jobRan); <-ctx.Done() })
+	}()
+
+	ev := testenv.UniqueID(t)
+	req, _ := http.NewRequest("POST", base+"/api/queue/check/"+ev, nil)
+	req.Header.Set("X-User-Id", "u1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("check = %d", resp.StatusCode)
+	}
+	n.mu.Lock()
+	if len(n.got) != 1 || n.got[0].UserID != "u1" || n.got[0].EventID != ev {
+		t.Fatalf("notifier got %+v", n.got)
+	}
+	n.mu.Unlock()
+	<-jobRan
+
+	slow := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(base + "/slow")
+		if err != nil {
+			slow <- "error: " + err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		slow <- string(b)
+	}()
+	<-started
+	cancel()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	if got := <-slow; got != "done" {
+		t.Fatalf("in-flight request during shutdown: %q", got)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+func TestGateFromConfig(t *testing.T) {
+	t.Parallel()
+	a, err := Open(Config{EntryTokenSecret: secret, GatePrefixes: []string{"/book/"}, GateBypassSecret: "edge"},
+		Options{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(a.Warnings(), "\n"); !strings.Contains(w, "VWR_TIER1_TOKEN_KEYS") || !strings.Contains(w, "QUEUE_ADMIN_TOKEN") {
+		t.Fatalf("warnings = %q", w)
+	}
+	h := a.Gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	raw, err := a.EntryKeys.IssueEntry(token.Entry{EventID: "E1", UserID: "u", IssuedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path, tok, bypass string
+		want              int
+	}{
+		{"/book/E1", "", "", 403},
+		{"/book/E1", raw, "", 204},
+		{"/book/E1", "", "edge", 204},
+		{"/api/seats/E1", "", "", 204}, // not guarded: prefixes were replaced
+	} {
+		req, _ := http.NewRequest("GET", "http://site"+c.path, nil)
+		if c.tok != "" {
+			req.Header.Set(gate.TokenHeader, c.tok)
+		}
+		if c.bypass != "" {
+			req.Header.Set(gate.BypassHeader, c.bypass)
+		}
+		rec := &statusRecorder{header: http.Header{}}
+		h.ServeHTTP(rec, req)
+		if rec.code != c.want {
+			t.Fatalf("%s tok=%v bypass=%q: %d, want %d", c.path, c.tok != "", c.bypass, rec.code, c.want)
+		}
+	}
+}
+
+type statusRecorder struct {
+	header http.Header
+	code   int
+}
+
+func (r *statusRecorder) Header() http.Header         { return r.header }
+func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *statusRecorder) WriteHeader(c int)           { r.code = c }
