@@ -299,7 +299,7 @@ func (p *Publisher) entry(i int, a queue.Admission) (types.SendMessageBatchReque
 		UserID:       a.UserID,
 		EntryTokenID: a.EntryJTI,
 		ExpiresAt:    a.ExpiresAt.UTC(),
-		Timestamp:    at.UTC(),
+		Timestamp:    at.UTC().Truncate(time.Millisecond),
 	}
 	body, err := m.Encode()
 	if err != nil {
