@@ -1,0 +1,22 @@
+// Command advancer is the Tier 1 Lambda run by the EventBridge schedule
+// rate(1 minute): each invocation raises every active event's serving counter
+// ADVANCER_TICKS times, ADVANCER_TICK_SECONDS apart. Wiring only; the handler
+// is tier1api.Advancer.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+)
+
+func main() {
+	deps, cfg, err := tier1api.Boot(context.Background(), "advancer")
+	if err != nil {
+		os.Exit(1)
+	}
+	lambda.Start(tier1api.NewAdvancer(deps, tier1api.AdvancerOptions{Ticks: cfg.AdvancerTicks}).Handle)
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/lambdatest"
+	"github.com/vwr-go/vwr/internal/tier1/tier1api/tier1apitest"
+)
+
+type assignDoc struct {
+	Active    bool   `json:"active"`
+	Admitted  bool   `json:"admitted"`
+	Token     string `json:"token"`
+	RequestID string `json:"requestId"`
+	Position  int64  `json:"position"`
+}
+
+// TestBootstrap runs events/assign.apigw.json against the built bootstrap on
+// DynamoDB (moto).
+func TestBootstrap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := tier1apitest.Moto(t)
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./lambdas/assign"), lambdatest.Options{Env: st.Env, FunctionName: "vwr-assign"})
+	event := tier1apitest.Fixture(t, "assign.apigw.json")
+
+	// Never activated: pass-through, nothing written.
+	resp := tier1apitest.HTTPResponse(t, fn, fn.Invoke(t, event))
+	if resp.StatusCode != 200 {
+		t.Fatalf("inactive: %d %s", resp.StatusCode, resp.Body)
+	}
+	if d := tier1apitest.Body[assignDoc](t, resp); d.Active || !d.Admitted || d.Token == "" {
+		t.Fatalf("inactive: %s", resp.Body)
+	}
+
+	if _, err := st.Service.Activate(ctx, tier1apitest.FixtureEvent, 4, 100); err != nil {
+		t.Fatal(err)
+	}
+	// A warm function sees the activation once its ≤ 1 s event cache expires.
+	time.Sleep(1100 * time.Millisecond)
+	resp = tier1apitest.HTTPResponse(t, fn, fn.Invoke(t, event))
+	if resp.StatusCode != 201 {
+		t.Fatalf("active: %d %s", resp.StatusCode, resp.Body)
+	}
+	first := tier1apitest.Body[assignDoc](t, resp)
+	if !first.Active || first.Position < 1 || first.Position > 4 {
+		t.Fatalf("active: %s", resp.Body)
+	}
+	// Same Idempotency-Key (in the fixture): same place, nothing new written.
+	again := tier1apitest.Body[assignDoc](t, tier1apitest.HTTPResponse(t, fn, fn.Invoke(t, event)))
+	if again.RequestID != first.RequestID || again.Position != first.Position {
+		t.Fatalf("retry %+v, first %+v", again, first)
+	}
+	adm, err := st.Service.AdminStatus(ctx, tier1apitest.FixtureEvent)
+	if err != nil || adm.Assigned != 1 {
+		t.Fatalf("DynamoDB holds %d positions (%v), want 1", adm.Assigned, err)
+	}
+	chk, err := st.Service.Check(ctx, tier1apitest.FixtureEvent, first.RequestID)
+	if err != nil || chk.Position != first.Position {
+		t.Fatalf("position record in DynamoDB: %+v %v", chk, err)
+	}
+	if len(tier1apitest.LogLines(fn, "_aws")) != 1 {
+		t.Errorf("want one EMF line (one new assignment); logs:\n%s", fn.Logs())
+	}
+}
+
+// TestBootstrapBadConfig: a function missing its token keys exits at cold
+// start and says which variable to set.
+func TestBootstrapBadConfig(t *testing.T) {
+	t.Parallel()
+	st := tier1apitest.Moto(t)
+	env := map[string]string{}
+	for k, v := range st.Env {
+		if k != "VWR_TIER1_TOKEN_KEYS" {
+			env[k] = v
+		}
+	}
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./lambdas/assign"), lambdatest.Options{Env: env})
+	if _, err := fn.InvokeErr(tier1apitest.Fixture(t, "assign.apigw.json")); err == nil {
+		t.Fatal("invoke succeeded without VWR_TIER1_TOKEN_KEYS")
+	}
+	if !fn.WaitExit(5 * time.Second) {
+		t.Fatal("process still running")
+	}
+	if !strings.Contains(fn.Logs(), "VWR_TIER1_TOKEN_KEYS is required") {
+		t.Fatalf("logs do not name the variable:\n%s", fn.Logs())
+	}
+}
