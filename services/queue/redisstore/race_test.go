@@ -65,8 +65,20 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 			ctx := context.Background()
 			// Yield inside the retire window so joins land in it.
 			f.s.afterSREM = runtime.Gosched
-			const rounds, joiners, perJoiner = 4, 8, 25
-			var retired, queuedSeen atomic.Int64
+			const rounds, joiners, perJoiner = 15, 8, 8
+			var retired, queuedSeen, retireGen, violations atomic.Int64
+			// probe checks, with no retire overlapping its reads, that the
+			// event of a user who is still queued is listed. Users only
+			// leave the line, so queued at the second read means queued at
+			// the first.
+			probe := func(uid string) {
+				g1 := retireGen.Load()
+				listed, err1 := f.s.rdb.SIsMember(ctx, f.s.k.activeEvents(), f.ev).Result()
+				_, err2 := f.s.rdb.ZScore(ctx, f.s.k.queue(f.ev), uid).Result()
+				if g2 := retireGen.Load(); err1 == nil && err2 == nil && g1 == g2 && g1%2 == 0 && !listed {
+					violations.Add(1)
+				}
+			}
 			for r := 0; r < rounds; r++ {
 				stop := make(chan struct{})
 				workerDone := make(chan error, 1)
@@ -78,13 +90,25 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 							return
 						default:
 						}
-						res, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 10, Batch: 50})
+						// Like the real worker, visit the event only while listed.
+						listed, err := f.s.rdb.SIsMember(ctx, f.s.k.activeEvents(), f.ev).Result()
+						if err != nil {
+							workerDone <- err
+							return
+						}
+						if !listed {
+							runtime.Gosched()
+							continue
+						}
+						res, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000})
 						if err != nil {
 							workerDone <- err
 							return
 						}
 						if res.QueueSize == 0 && res.ActiveCount == 0 {
+							retireGen.Add(1) // odd: a retire is under way
 							removed, err := f.s.Retire(ctx, f.ev)
+							retireGen.Add(1)
 							if err != nil {
 								workerDone <- err
 								return
@@ -103,14 +127,21 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 						defer wg.Done()
 						for i := 0; i < perJoiner; i++ {
 							uid := fmt.Sprintf("r%d-j%d-%d", r, j, i)
-							snap, err := f.s.Check(ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: int64(i), Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 10})
+							// Even joiners always queue (threshold 0 on their
+							// check), odd ones enter directly when the line is empty.
+							th := int64(1000 * (j % 2))
+							snap, err := f.s.Check(ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: int64(i), Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: th})
 							if err != nil {
 								errs <- err
 								return
 							}
 							time.Sleep(time.Duration(j+1) * 300 * time.Microsecond)
 							if snap.Status == queue.StatusQueued {
+								probe(uid)
+							}
+							if snap.Status == queue.StatusQueued {
 								queuedSeen.Add(1)
+								probe(uid)
 							}
 							// Actives leave at once, so the event empties often.
 							if snap.Status == queue.StatusActive {
@@ -139,6 +170,9 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 				for f.zcard(f.s.k.queue(f.ev)) > 0 {
 					f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000})
 				}
+			}
+			if v := violations.Load(); v > 0 {
+				t.Fatalf("%d times a queued user's event was missing from the active-events set", v)
 			}
 			if retired.Load() == 0 || queuedSeen.Load() == 0 {
 				t.Fatalf("retired %d times, %d joins queued: the race was not exercised", retired.Load(), queuedSeen.Load())
