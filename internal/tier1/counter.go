@@ -1,6 +1,9 @@
 package tier1
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Visitors is the number of real visitors holding a position ≤ s when shard
 // k of n has handed out counters[k] positions: Σ_k min(c_k, ⌊(s−k−1)/n⌋+1).
@@ -143,4 +146,19 @@ func NextPoll(peopleAhead int64, estimatedWait int) int {
 		return 1
 	}
 	return min(max(estimatedWait/5, 2), 15)
+}
+
+// FairnessBound is how far out of arrival order (in positions) any of the
+// first n visitors can be when each picks one of `shards` shards at random,
+// except with probability delta: shards + sqrt(2·n·(shards−1)·ln(4·shards/delta)).
+// Visitor i's position is i plus shards × (its shard's count − i/shards), a
+// random walk with variance i·(shards−1); Lévy's maximal inequality and a
+// Gaussian tail bound each walk's excursion, and a union bound covers the
+// shards. One shard is exact arrival order (0). docs/tier1-design.md derives it.
+func FairnessBound(n int64, shards int, delta float64) int64 {
+	if shards <= 1 || n <= 0 {
+		return 0
+	}
+	v := 2 * float64(n) * float64(shards-1) * math.Log(4*float64(shards)/delta)
+	return int64(shards) + int64(math.Ceil(math.Sqrt(v)))
 }

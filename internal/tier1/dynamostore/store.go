@@ -187,16 +187,6 @@ func conditionFailed(err error) bool {
 	return errors.As(err, &ccf)
 }
 
-// canceledBy reports whether a canceled transaction failed a condition on
-// item i.
-func canceledBy(err error, i int) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) || i >= len(tce.CancellationReasons) {
-		return false
-	}
-	return aws.ToString(tce.CancellationReasons[i].Code) == "ConditionalCheckFailed"
-}
-
 func canceledByCondition(err error) bool {
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
@@ -353,18 +343,22 @@ func (s *Store) shardIndexes(ctx context.Context, eventID string) ([]int, error)
 // Assign hands out a position.
 //
 // Exactly-once per Idempotency-Key: the counter ADD is not idempotent, so
-// the position record and the idempotency record are written together in
-// one TransactWriteItems, both conditioned on not existing. A crash or a
-// throttle between the ADD and that transaction leaves only a hole (a counter
-// value nobody holds), never a second record for the key; a concurrent
-// duplicate loses the transaction, reads the winner's record and returns it
-// (again leaving a hole). Holes cost nothing but being counted as one
-// visitor by the advancer. A key's record is read first, so an ordinary
-// retry does not even burn a counter value.
+// the idempotency record is the single source of truth for a key. After the
+// ADD, the record is put with attribute_not_exists; only its winner's
+// position counts, and the position record is written after it. A crash or
+// throttle between ADD and that put leaves only a hole (a counter value
+// nobody holds); a concurrent duplicate loses the put, reads the winner's
+// record and returns it (again a hole); a crash between the two puts is
+// repaired by the next retry, which rewrites the (identical) position record
+// from the idempotency record. Holes cost nothing but being counted as one
+// visitor by the advancer. The key's record is read first, so an ordinary
+// retry does not even burn a counter value. (TransactWriteItems would also
+// do, at twice the write cost per item.)
 func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position, bool, error) {
 	if p.IdempotencyKey != "" {
-		if pos, ok, err := s.idem(ctx, p.EventID, p.IdempotencyKey); err != nil || ok {
-			return pos, ok, err
+		prev, ok, err := s.idem(ctx, p.EventID, p.IdempotencyKey)
+		if err != nil || ok {
+			return prev, ok, err
 		}
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -386,40 +380,27 @@ func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position
 		Position:  tier1.StridedPosition(p.Shard, p.Shards, getN(out.Attributes, "c")),
 		CreatedAt: time.UnixMilli(p.Now.UnixMilli()).UTC(),
 	}
-	ttl := num(p.Now.Add(p.TTL).Unix())
-	record := map[string]types.AttributeValue{
-		attrReqID: str(p.RequestID), "eventId": str(p.EventID), "position": num(pos.Position),
-		"shard": num(p.Shard), "createdAt": num(p.Now.UnixMilli()), attrTTL: ttl,
-	}
-	put := &types.Put{
-		TableName:           aws.String(s.cfg.PositionsTable),
-		Item:                record,
-		ConditionExpression: aws.String("attribute_not_exists(requestId)"),
-	}
+	expires := p.Now.Add(p.TTL)
 	if p.IdempotencyKey == "" {
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+			TableName:           aws.String(s.cfg.PositionsTable),
+			Item:                positionItem(pos, expires),
+			ConditionExpression: aws.String("attribute_not_exists(requestId)"),
 		})
 		if err != nil {
 			return tier1.Position{}, false, wrap("record position "+p.EventID, err)
 		}
 		return pos, false, nil
 	}
-	idem := map[string]types.AttributeValue{}
-	for k, v := range record {
-		idem[k] = v
-	}
+	idem := positionItem(pos, expires)
 	idem[attrReqID] = str(idemID(p.EventID, p.IdempotencyKey))
 	idem["target"] = str(p.RequestID)
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Put: put},
-		{Put: &types.Put{
-			TableName:           aws.String(s.cfg.PositionsTable),
-			Item:                idem,
-			ConditionExpression: aws.String("attribute_not_exists(requestId)"),
-		}},
-	}})
-	if canceledBy(err, 1) {
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.cfg.PositionsTable),
+		Item:                idem,
+		ConditionExpression: aws.String("attribute_not_exists(requestId)"),
+	})
+	if conditionFailed(err) {
 		prev, ok, err := s.idem(ctx, p.EventID, p.IdempotencyKey)
 		if err == nil && !ok {
 			err = fmt.Errorf("dynamostore: idempotency record of %s vanished", p.EventID)
@@ -427,9 +408,33 @@ func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position
 		return prev, ok, err
 	}
 	if err != nil {
-		return tier1.Position{}, false, wrap("record position "+p.EventID, err)
+		return tier1.Position{}, false, wrap("record idempotency key "+p.EventID, err)
+	}
+	if err := s.putPosition(ctx, pos, expires); err != nil {
+		return tier1.Position{}, false, err
 	}
 	return pos, false, nil
+}
+
+func positionItem(pos tier1.Position, expires time.Time) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		attrReqID: str(pos.RequestID), "eventId": str(pos.EventID), "position": num(pos.Position),
+		"shard": num(pos.Shard), "createdAt": num(pos.CreatedAt.UnixMilli()), attrTTL: num(expires.Unix()),
+	}
+}
+
+// putPosition writes a position record unconditionally: for a given
+// requestId its content never changes, so a repair after a crash and a
+// racing retry write the same item.
+func (s *Store) putPosition(ctx context.Context, pos tier1.Position, expires time.Time) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.cfg.PositionsTable),
+		Item:      positionItem(pos, expires),
+	})
+	if err != nil {
+		return wrap("record position "+pos.EventID, err)
+	}
+	return nil
 }
 
 func (s *Store) idem(ctx context.Context, eventID, key string) (tier1.Position, bool, error) {
@@ -445,10 +450,16 @@ func (s *Store) idem(ctx context.Context, eventID, key string) (tier1.Position, 
 		return tier1.Position{}, false, nil
 	}
 	it := out.Item
-	return tier1.Position{
+	pos := tier1.Position{
 		RequestID: getS(it, "target"), EventID: eventID, Position: getN(it, "position"),
 		Shard: int(getN(it, "shard")), CreatedAt: msTime(getN(it, "createdAt")),
-	}, true, nil
+	}
+	// The first attempt may have died between the idempotency record and the
+	// position record: rewrite the latter so the returned requestId works.
+	if err := s.putPosition(ctx, pos, time.Unix(getN(it, attrTTL), 0)); err != nil {
+		return tier1.Position{}, false, err
+	}
+	return pos, true, nil
 }
 
 // Position reads a visitor's record (strongly consistent: a check may
