@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// An extension registered the way other parts of the project will: a flag,
+// a Configure step and a route on the shared mux.
+var extGreeting string
+
+func init() {
+	registerLocal(localExtension{
+		Name:  "test-ext",
+		Flags: func(fs *flag.FlagSet) { fs.StringVar(&extGreeting, "test-greeting", "hello", "test extension flag") },
+		Configure: func(s *localStack) error {
+			s.QueueConfig.Threshold = 2
+			return nil
+		},
+		Mount: func(ctx context.Context, s *localStack) error {
+			s.Handle("GET /test-ext", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, extGreeting+" "+s.Tier1Keys.SigningKid())
+			}))
+			s.Notef("test extension mounted")
+			return nil
+		},
+	})
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// Tests that run `vwr local` are not parallel: extensions bind their flags
+// to package variables (as real extensions do), so two runs parsing flags at
+// once would race on them.
+
+func TestLocalBadArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"local", "-nope"}, "flag provided but not defined"},
+		{[]string{"local", "extra"}, "unexpected arguments"},
+	} {
+		var out, errb bytes.Buffer
+		code := dispatch(context.Background(), invocation{Args: tc.args, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+		if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
+			t.Fatalf("%v: code %d stderr %q", tc.args, code, errb.String())
+		}
+	}
+}
+
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantErr  string
+		wantOut  string
+	}{
+		{nil, exitUsage, "usage: vwr <command>", ""},
+		{[]string{"loadtest"}, exitUsage, `unknown command "loadtest"`, ""},
+		{[]string{"admin"}, exitUsage, `unknown command "admin"`, ""},
+		{[]string{"help"}, exitOK, "", "local "},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
+			t.Parallel()
+			var out, errb bytes.Buffer
+			code := dispatch(context.Background(), invocation{Args: tc.args, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+			if code != tc.wantCode || !strings.Contains(errb.String(), tc.wantErr) || !strings.Contains(out.String(), tc.wantOut) {
+				t.Fatalf("code %d stdout %q stderr %q", code, out.String(), errb.String())
+			}
+			if tc.wantErr != "" && strings.Contains(tc.wantErr, "unknown") && !strings.Contains(errb.String(), "local ") {
+				t.Fatalf("unknown command without the command list: %q", errb.String())
+			}
+		})
+	}
+}
+
+var servingRE = regexp.MustCompile(`serving on (http://\S+)`)
+
+// startLocal runs `vwr local` in-process with env and returns its base URL.
+func startLocal(t *testing.T, env map[string]string, args ...string) (string, *syncBuf) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errb := &syncBuf{}, &syncBuf{}
+	done := make(chan int, 1)
+	go func() {
+		done <- dispatch(ctx, invocation{
+			Args:   append([]string{"local", "-addr", "127.0.0.1:0"}, args...),
+			Stdout: out, Stderr: errb,
+			Getenv: func(k string) string { return env[k] },
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != exitOK {
+				t.Errorf("vwr local exited %d; stderr:\n%s", code, errb.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("vwr local did not stop")
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if m := servingRE.FindStringSubmatch(out.String()); m != nil {
+			return m[1], out
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("vwr local exited %d:\n%s\n%s", code, out.String(), errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vwr local never served:\n%s\n%s", out.String(), errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func post(t *testing.T, url string, hdr map[string]string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	body["_status"] = float64(resp.StatusCode)
+	return body
+}
+
+func TestLocalEmbeddedDefaults(t *testing.T) {
+	base, out := startLocal(t, nil, "-test-greeting", "hi")
+	for _, want := range []string{
+		"REDIS_URL unset: using embedded Redis (miniredis)",
+		"QUEUE_ENTRY_TOKEN_SECRET unset: generated",
+		"VWR_TIER1_TOKEN_KEYS unset: generated Tier 1 key",
+		"QUEUE_USER_HEADER unset: trusting header X-User-Id",
+		"QUEUE_ADMIN_TOKEN unset: admin endpoints take Authorization: Bearer local-admin",
+		"Tier 2 queue: threshold 2,", // the extension's Configure ran
+		"test extension mounted",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("start-up notes lack %q:\n%s", want, out.String())
+		}
+	}
+	ev := testenv.UniqueID(t)
+	for i, want := range []string{"active", "active", "queued"} {
+		r := post(t, base+"/api/queue/check/"+ev, map[string]string{"X-User-Id": "u" + string(rune('a'+i))})
+		if r["_status"] != float64(200) || r["status"] != want {
+			t.Fatalf("check %d = %v, want %s", i, r, want)
+		}
+	}
+	resp, err := http.Get(base + "/test-ext")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hi "+localTier1Kid {
+		t.Fatalf("extension route = %q", b)
+	}
+	if r := post(t, base+"/nowhere", nil); r["_status"] != float64(404) || r["code"] != "not_found" {
+		t.Fatalf("unknown route = %v", r)
+	}
+	req, _ := http.NewRequest("GET", base+"/api/queue/admin/stats/"+ev, nil)
+	req.Header.Set("Authorization", "Bearer "+localAdminToken)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats map[string]any
+	json.NewDecoder(resp.Body).Decode(&stats)
+	resp.Body.Close()
+	if stats["queueSize"] != float64(1) || stats["currentUsers"] != float64(2) {
+		t.Fatalf("stats = %v", stats)
+	}
+}
+
+func TestLocalWithRealRedis(t *testing.T) {
+	secret := "local-test-secret-0123456789abcdef-01234"
+	base, out := startLocal(t, map[string]string{
+		"REDIS_URL":                "redis://" + testenv.Redis(t) + "/3",
+		"QUEUE_ENTRY_TOKEN_SECRET": secret,
+		"VWR_TIER1_TOKEN_KEYS":     "k1:" + secret,
+		"QUEUE_USER_HEADER":        "X-Me",
+		"QUEUE_ADMIN_TOKEN":        "given",
+	})
+	for _, bad := range []string{"embedded", "generated", "unset"} {
+		if strings.Contains(out.String(), bad) {
+			t.Fatalf("notes mention %q although everything was set:\n%s", bad, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "using Redis at "+testenv.Redis(t)) {
+		t.Fatalf("notes:\n%s", out.String())
+	}
+	r := post(t, base+"/api/queue/check/"+testenv.UniqueID(t), map[string]string{"X-Me": "someone"})
+	if r["_status"] != float64(200) || r["status"] != "active" {
+		t.Fatalf("check = %v", r)
+	}
+	if r := post(t, base+"/api/queue/check/"+testenv.UniqueID(t), map[string]string{"X-User-Id": "someone"}); r["_status"] != float64(401) {
+		t.Fatalf("the local default header was trusted although QUEUE_USER_HEADER is set: %v", r)
+	}
+}
