@@ -2,6 +2,7 @@ package dynamostore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
@@ -65,4 +67,53 @@ func TestConformanceMoto(t *testing.T) {
 		t.Helper()
 		return newStore(t, dynamostore.Config{})
 	})
+}
+
+func TestCounterCountsPerItem(t *testing.T) {
+	t.Parallel()
+	counter := dynamostore.NewCounter()
+	store := newStore(t, dynamostore.Config{APIOptions: []func(*middleware.Stack) error{counter.Register}})
+	ctx := context.Background()
+	event := testenv.UniqueID(t)
+	if err := store.Configure(ctx, event, tier1.Settings{Active: true, Shards: 2, BatchSize: 5}, storetest.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	counter.Reset()
+	for range 3 {
+		if _, _, err := store.Assign(ctx, tier1.NewPosition{EventID: event, Shard: 1, Shards: 2, RequestID: tier1.NewRequestID(), Now: storetest.Epoch, TTL: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.Snapshot(ctx, event); err != nil {
+		t.Fatal(err)
+	}
+	st := counter.Stats()
+	if st.Writes != 6 || st.Reads != 1 {
+		t.Fatalf("stats = %+v, want 6 writes (3 ADD + 3 records) and 1 read", st)
+	}
+	shard := store.Config().EventsTable + "/pk=" + event + "/sk=shard#01"
+	if top := st.Items[0]; top.Key != shard || top.Writes != 3 {
+		t.Fatalf("hottest item = %+v, want %s with 3 writes", top, shard)
+	}
+	if share := st.HottestWriteShare(); share != 0.5 {
+		t.Fatalf("hottest share = %v, want 0.5", share)
+	}
+	counter.Reset()
+	if st := counter.Stats(); st.Writes != 0 || len(st.Items) != 0 {
+		t.Fatalf("after Reset: %+v", st)
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	t.Setenv("VWR_TIER1_EVENTS_TABLE", "")
+	t.Setenv("VWR_TIER1_POSITIONS_TABLE", "")
+	c, err := dynamostore.FromEnv()
+	if err != nil || c.EventsTable != dynamostore.DefaultEventsTable || c.PositionsTable != dynamostore.DefaultPositionsTable {
+		t.Fatalf("defaults = %+v, %v", c, err)
+	}
+	t.Setenv("VWR_TIER1_EVENTS_TABLE", "same")
+	t.Setenv("VWR_TIER1_POSITIONS_TABLE", "same")
+	if _, err := dynamostore.FromEnv(); err == nil || !strings.Contains(err.Error(), "VWR_TIER1_EVENTS_TABLE") {
+		t.Fatalf("same table twice: %v, want an error naming the variable", err)
+	}
 }
