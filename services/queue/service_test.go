@@ -1,0 +1,554 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/token"
+	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/redisstore"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+var t0 = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+
+// recorder is a Notifier and an Observer that keeps what it heard.
+type recorder struct {
+	mu         sync.Mutex
+	admissions []queue.Admission
+	admitted   map[string]int
+	scripts    map[string]int
+	maxActive  int64
+}
+
+func (r *recorder) Admitted(a queue.Admission) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.admissions = append(r.admissions, a)
+}
+
+type observer struct{ *recorder }
+
+func (o observer) ScriptDone(name string, _ time.Duration, _ error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.scripts[name]++
+}
+
+func (o observer) Admitted(ev string, n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.admitted[ev] += n
+}
+
+func (o observer) QueueDepth(_ string, _, active int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.maxActive = max(o.maxActive, active)
+}
+
+func (r *recorder) users() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.admissions))
+	for i, a := range r.admissions {
+		out[i] = a.UserID
+	}
+	return out
+}
+
+type testBundle struct {
+	svc   *queue.Service
+	clk   *clock.Manual
+	rec   *recorder
+	rdb   *redis.Client
+	keys  *token.KeyRing
+	store *redisstore.Store
+	ev    string
+	ctx   context.Context
+}
+
+func setup(t *testing.T, cfg queue.Config) *testBundle {
+	t.Helper()
+	return setupOn(t, &redis.Options{Addr: testenv.Redis(t)}, cfg)
+}
+
+func setupOn(t *testing.T, opts *redis.Options, cfg queue.Config) *testBundle {
+	t.Helper()
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	keys, err := token.NewKeyRing("", []byte(strings.Repeat("s", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := redisstore.New(rdb, redisstore.Options{Prefix: testenv.UniqueID(t) + ":"})
+	clk := clock.NewManual(t0)
+	rec := &recorder{admitted: map[string]int{}, scripts: map[string]int{}}
+	svc := queue.New(store, keys, clk, rec, cfg)
+	svc.SetObserver(observer{rec})
+	return &testBundle{svc: svc, clk: clk, rec: rec, rdb: rdb, keys: keys, store: store, ev: testenv.UniqueID(t), ctx: context.Background()}
+}
+
+func (b *testBundle) check(t *testing.T, uid string, pos int64) queue.View {
+	t.Helper()
+	v, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: uid, Position: pos})
+	if err != nil {
+		t.Fatalf("Check(%s): %v", uid, err)
+	}
+	return v
+}
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	got := queue.Config{}.WithDefaults()
+	want := queue.Config{Threshold: 1000, ActiveTTL: 600 * time.Second, SeenTTL: 600 * time.Second, AdmissionBatchSize: 100}
+	if got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if kept := (queue.Config{Threshold: 7}).WithDefaults(); kept.Threshold != 7 {
+		t.Fatalf("WithDefaults overwrote Threshold: %+v", kept)
+	}
+	wc := queue.WorkerConfig{}.WithDefaults()
+	if wc.AdmissionInterval != time.Second || wc.StaleCleanupInterval != 30*time.Second {
+		t.Fatalf("worker defaults %+v", wc)
+	}
+}
+
+func TestEstimateWait(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		position, admitted int64
+		want               int
+	}{
+		{0, 100, 0},
+		{1, 0, 5},      // too few samples: max(1/50, 5)
+		{1000, 9, 20},  // still too few: 1000/50
+		{100, 60, 100}, // one per second
+		{100, 120, 50},
+		{7, 60, 7},
+		{1, 600, 1}, // rounds up
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%d_after_%d", c.position, c.admitted), func(t *testing.T) {
+			t.Parallel()
+			if got := queue.EstimateWait(c.position, c.admitted); got != c.want {
+				t.Fatalf("EstimateWait(%d, %d) = %d, want %d", c.position, c.admitted, got, c.want)
+			}
+		})
+	}
+}
+
+func TestNextPoll(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status   queue.Status
+		position int64
+		want     int
+	}{
+		{queue.StatusActive, 0, 3}, {queue.StatusQueued, 1, 1}, {queue.StatusQueued, 1000, 1},
+		{queue.StatusQueued, 1001, 5}, {queue.StatusQueued, 5000, 5}, {queue.StatusQueued, 10000, 10},
+		{queue.StatusQueued, 100000, 30}, {queue.StatusQueued, 100001, 60},
+	}
+	for _, c := range cases {
+		if got := queue.NextPoll(c.status, c.position); got != c.want {
+			t.Errorf("NextPoll(%s, %d) = %d, want %d", c.status, c.position, got, c.want)
+		}
+	}
+}
+
+func TestCheckEntersAndQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 2})
+
+	first := b.check(t, "alice", 10)
+	if first.Status != queue.StatusActive || first.NextPoll != 3 || first.CurrentUsers != 1 || first.Threshold != 2 {
+		t.Fatalf("alice: %+v", first)
+	}
+	wantExp := t0.Add(queue.DefaultActiveTTL)
+	if !first.ExpiresAt.Equal(wantExp) {
+		t.Fatalf("expiry %v, want %v", first.ExpiresAt, wantExp)
+	}
+	ent, err := b.keys.VerifyEntry(first.EntryToken, b.ev, t0)
+	if err != nil || ent.UserID != "alice" || !ent.ExpiresAt.Equal(wantExp) || ent.ID == "" {
+		t.Fatalf("entry token: %+v, %v", ent, err)
+	}
+	if _, err := b.keys.VerifyEntry(first.EntryToken, "other-event", t0); !errors.Is(err, token.ErrWrongEvent) {
+		t.Fatalf("token passed for another event: %v", err)
+	}
+
+	// Polling later re-mints with the same expiry and notifies nobody.
+	b.clk.Advance(5 * time.Minute)
+	again := b.check(t, "alice", 10)
+	ent2, err := b.keys.VerifyEntry(again.EntryToken, b.ev, b.clk.Now())
+	if err != nil || !ent2.ExpiresAt.Equal(wantExp) || !again.ExpiresAt.Equal(wantExp) {
+		t.Fatalf("re-check moved expiry: %+v, %v", ent2, err)
+	}
+	if got := b.rec.users(); fmt.Sprint(got) != "[alice]" {
+		t.Fatalf("notified %v, want [alice] once", got)
+	}
+	if a := b.rec.admissions[0]; a.EventID != b.ev || a.EntryJTI != ent.ID || !a.ExpiresAt.Equal(wantExp) || !a.AdmittedAt.Equal(t0) {
+		t.Fatalf("admission %+v", a)
+	}
+
+	b.check(t, "bob", 11)
+	for i, uid := range []string{"p3", "p1", "p2"} {
+		b.check(t, uid, int64([]int{3, 1, 2}[i]))
+	}
+	v := b.check(t, "p2", 2)
+	want := queue.View{EventID: b.ev, Status: queue.StatusQueued, Position: 2, PeopleAhead: 1, PeopleBehind: 1,
+		QueueSize: 3, EstimatedWait: 5, NextPoll: 1, CurrentUsers: 2, Threshold: 2}
+	if v != want {
+		t.Fatalf("p2:\n got %+v\nwant %+v", v, want)
+	}
+	if b.rec.admitted[b.ev] != 2 || b.rec.scripts["check"] != 7 {
+		t.Fatalf("observer: admitted %v, scripts %v", b.rec.admitted, b.rec.scripts)
+	}
+}
+
+func TestStatusHeartbeatLeave(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	for _, f := range []func() (queue.View, error){
+		func() (queue.View, error) { return b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "ghost"}) },
+		func() (queue.View, error) { return b.svc.Heartbeat(b.ctx, b.ev, "ghost") },
+	} {
+		if _, err := f(); !errors.Is(err, queue.ErrNotQueued) {
+			t.Fatalf("unknown user: %v, want ErrNotQueued", err)
+		}
+	}
+	b.check(t, "a", 0)
+	b.check(t, "b", 0)
+	v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "b"})
+	if err != nil || v.Status != queue.StatusQueued || v.Position != 1 {
+		t.Fatalf("status b: %+v, %v", v, err)
+	}
+	v, err = b.svc.Heartbeat(b.ctx, b.ev, "a")
+	if err != nil || v.Status != queue.StatusActive || v.EntryToken == "" {
+		t.Fatalf("heartbeat a: %+v, %v", v, err)
+	}
+	removed, err := b.svc.Leave(b.ctx, b.ev, "a")
+	if err != nil || !removed {
+		t.Fatalf("leave a: %v, %v", removed, err)
+	}
+	if removed, _ := b.svc.Leave(b.ctx, b.ev, "a"); removed {
+		t.Fatal("second leave reported a removal")
+	}
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("AdmitOnce = %d, %v; want b admitted into the freed slot", n, err)
+	}
+	if v, _ := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "b"}); v.Status != queue.StatusActive {
+		t.Fatalf("b after admission: %+v", v)
+	}
+}
+
+// TestInvalidInputWritesNothing sends bad ids and thresholds to every method
+// and checks both the error and that no key was written.
+func TestInvalidInputWritesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{})
+	long := strings.Repeat("x", 65)
+	badIDs := []string{"", "a b", "{x}", "x:y", long, "é"}
+	type call struct {
+		name string
+		run  func() error
+		want error
+	}
+	var calls []call
+	for _, bad := range badIDs {
+		calls = append(calls,
+			call{"check event " + bad, func() error { _, err := b.svc.Check(b.ctx, bad, queue.Identity{UserID: "u"}); return err }, queue.ErrInvalidEvent},
+			call{"check user " + bad, func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
+			call{"status user " + bad, func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
+			call{"heartbeat event " + bad, func() error { _, err := b.svc.Heartbeat(b.ctx, bad, "u"); return err }, queue.ErrInvalidEvent},
+			call{"leave user " + bad, func() error { _, err := b.svc.Leave(b.ctx, b.ev, bad); return err }, queue.ErrInvalidUser},
+			call{"threshold event " + bad, func() error { return b.svc.SetThreshold(b.ctx, bad, 5) }, queue.ErrInvalidEvent},
+			call{"stats event " + bad, func() error { _, err := b.svc.Stats(b.ctx, bad); return err }, queue.ErrInvalidEvent},
+		)
+	}
+	for _, n := range []int64{-1, 0, 1_000_001} {
+		calls = append(calls, call{fmt.Sprint("threshold ", n), func() error { return b.svc.SetThreshold(b.ctx, b.ev, n) }, queue.ErrInvalidThreshold})
+	}
+	calls = append(calls, call{"ranking period", func() error { _, err := b.svc.Ranking(b.ctx, "yearly", 10); return err }, queue.ErrInvalidPeriod})
+	for _, c := range calls {
+		if err := c.run(); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	if n, err := b.rdb.DBSize(b.ctx).Result(); err != nil {
+		t.Fatal(err)
+	} else if keys, _ := b.rdb.Keys(b.ctx, "*"+b.ev+"*").Result(); len(keys) != 0 {
+		t.Fatalf("rejected calls wrote %v (db has %d keys)", keys, n)
+	}
+	for _, n := range []int64{1, 1_000_000} {
+		if err := b.svc.SetThreshold(b.ctx, b.ev, n); err != nil {
+			t.Fatalf("SetThreshold(%d): %v", n, err)
+		}
+	}
+}
+
+// TestStoreOutageIsUnavailable points the service at a port nobody listens on.
+func TestStoreOutageIsUnavailable(t *testing.T) {
+	t.Parallel()
+	b := setupOn(t, &redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), MaxRetries: -1, DialTimeout: 200 * time.Millisecond}, queue.Config{})
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	calls := map[string]func() error{
+		"check":     func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
+		"status":    func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
+		"heartbeat": func() error { _, err := b.svc.Heartbeat(b.ctx, b.ev, "u"); return err },
+		"leave":     func() error { _, err := b.svc.Leave(b.ctx, b.ev, "u"); return err },
+		"threshold": func() error { return b.svc.SetThreshold(b.ctx, b.ev, 3) },
+		"stats":     func() error { _, err := b.svc.Stats(b.ctx, b.ev); return err },
+		"ranking":   func() error { _, err := b.svc.Ranking(b.ctx, queue.PeriodDaily, 10); return err },
+		"ping":      func() error { return b.svc.Ping(b.ctx) },
+		"admit":     func() error { _, err := w.AdmitOnce(b.ctx); return err },
+		"cleanup":   func() error { _, err := w.CleanupOnce(b.ctx); return err },
+	}
+	for name, f := range calls {
+		if err := f(); !errors.Is(err, queue.ErrUnavailable) {
+			t.Errorf("%s: %v, want ErrUnavailable", name, err)
+		}
+	}
+}
+
+func TestStatsAndRanking(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	b.check(t, "a", 1)
+	b.clk.Advance(10 * time.Second)
+	b.check(t, "b", 2)
+	b.check(t, "c", 3)
+	b.clk.Advance(20 * time.Second)
+	st, err := b.svc.Stats(b.ctx, b.ev)
+	want := queue.Stats{EventID: b.ev, QueueSize: 2, CurrentUsers: 1, Threshold: 1, AdmittedLastMinute: 1,
+		OldestHeartbeatAge: 20 * time.Second, EstimatedClearAfter: 5}
+	if err != nil || st != want {
+		t.Fatalf("stats:\n got %+v, %v\nwant %+v", st, err, want)
+	}
+	if err := b.svc.SetThreshold(b.ctx, b.ev, 3); err != nil {
+		t.Fatal(err)
+	}
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 2 {
+		t.Fatalf("AdmitOnce = %d, %v", n, err)
+	}
+	for _, c := range []struct {
+		period string
+		limit  int
+	}{{queue.PeriodDaily, 10}, {queue.PeriodWeekly, 0}, {queue.PeriodMonthly, 1000}} {
+		r, err := b.svc.Ranking(b.ctx, c.period, c.limit)
+		if err != nil || len(r) != 1 || r[0] != (queue.RankEntry{EventID: b.ev, Admissions: 3}) {
+			t.Fatalf("Ranking(%s, %d) = %+v, %v", c.period, c.limit, r, err)
+		}
+	}
+	if err := b.svc.Ping(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorkersAdmitInPositionOrder lets two workers race over one line of
+// shuffled Tier 1 positions: admissions come in position order, the
+// threshold is never exceeded and everyone is admitted exactly once.
+func TestWorkersAdmitInPositionOrder(t *testing.T) {
+	t.Parallel()
+	const threshold, users = 5, 60
+	b := setup(t, queue.Config{Threshold: threshold, AdmissionBatchSize: 3, ActiveTTL: time.Minute})
+	var want []string
+	for i := 0; i < threshold; i++ {
+		b.check(t, fmt.Sprint("early", i), 0) // fill the slots directly
+		want = append(want, fmt.Sprint("early", i))
+	}
+	positions := rand.Perm(users)
+	var wg sync.WaitGroup
+	for _, p := range positions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v := b.check(t, fmt.Sprintf("p%03d", p+1), int64(p+1)); v.Status != queue.StatusQueued {
+				t.Errorf("p%d: %+v", p+1, v)
+			}
+		}()
+	}
+	wg.Wait()
+	for p := 1; p <= users; p++ {
+		want = append(want, fmt.Sprintf("p%03d", p))
+	}
+
+	workers := []*queue.Worker{queue.NewWorker(b.svc, queue.WorkerConfig{}, nil), queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)}
+	for round := 0; len(b.rec.users()) < len(want) && round < 200; round++ {
+		var wg sync.WaitGroup
+		for _, w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := w.AdmitOnce(b.ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		st, err := b.svc.Stats(b.ctx, b.ev)
+		if err != nil || st.CurrentUsers > threshold {
+			t.Fatalf("round %d: %+v, %v", round, st, err)
+		}
+		b.clk.Advance(time.Minute) // everyone active expires
+	}
+	if got := b.rec.users(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("admission order:\n got %v\nwant %v", got, want)
+	}
+	if b.rec.maxActive > threshold {
+		t.Fatalf("%d active after a pass, threshold %d", b.rec.maxActive, threshold)
+	}
+	if b.rec.admitted[b.ev] != len(want) {
+		t.Fatalf("observer counted %d admissions, want %d", b.rec.admitted[b.ev], len(want))
+	}
+}
+
+func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	b.check(t, "a", 1)
+	b.check(t, "b", 2)
+	b.svc.Leave(b.ctx, b.ev, "a")
+	if ok, err := b.store.Lock(b.ctx, b.ev, "someone-else", queue.LockTTL); err != nil || !ok {
+		t.Fatalf("Lock: %v, %v", ok, err)
+	}
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 0 {
+		t.Fatalf("admitted %d under a foreign lock (%v)", n, err)
+	}
+	if _, err := b.store.Unlock(b.ctx, b.ev, "someone-else"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("after unlock: %d, %v", n, err)
+	}
+	// The worker released its own lock.
+	if ok, _ := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); !ok {
+		t.Fatal("worker left its lock behind")
+	}
+}
+
+func TestWorkerCleanupAndRetire(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour})
+	b.check(t, "a", 1)
+	b.check(t, "silent", 2)
+	b.check(t, "alive", 3)
+	b.clk.Advance(50 * time.Second)
+	if _, err := b.svc.Heartbeat(b.ctx, b.ev, "alive"); err != nil {
+		t.Fatal(err)
+	}
+	b.clk.Advance(20 * time.Second)
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("CleanupOnce = %d, %v; want the silent user", n, err)
+	}
+	if _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "silent"}); !errors.Is(err, queue.ErrNotQueued) {
+		t.Fatalf("silent still there: %v", err)
+	}
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "alive"}); err != nil || v.Position != 1 {
+		t.Fatalf("alive: %+v, %v", v, err)
+	}
+	b.svc.Leave(b.ctx, b.ev, "a")
+	b.svc.Leave(b.ctx, b.ev, "alive")
+	w.AdmitOnce(b.ctx) // drains the pending ranking count
+	w.AdmitOnce(b.ctx) // retires
+	if evs, _ := b.store.ActiveEvents(b.ctx); containsStr(evs, b.ev) {
+		t.Fatalf("empty event still listed: %v", evs)
+	}
+	b.check(t, "late", 9)
+	if evs, _ := b.store.ActiveEvents(b.ctx); !containsStr(evs, b.ev) {
+		t.Fatal("a new join did not list the event")
+	}
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func TestWorkerRunLoops(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	b.check(t, "a", 1)
+	b.check(t, "b", 2)
+	b.svc.Leave(b.ctx, b.ev, "a")
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	go func() {
+		queue.NewWorker(b.svc, queue.WorkerConfig{AdmissionInterval: 5 * time.Millisecond, StaleCleanupInterval: 5 * time.Millisecond}, nil).Run(ctx)
+		close(done)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(b.rec.users()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := fmt.Sprint(b.rec.users()); got != "[a b]" {
+		t.Fatalf("Run admitted %s, want [a b]", got)
+	}
+}
+
+// TestFlushSelfHeal wipes Redis (FLUSHDB on a database only this test uses)
+// under a waiting line: each user's next check puts them back at their Tier 1
+// position and the worker then admits in that order.
+func TestFlushSelfHeal(t *testing.T) {
+	t.Parallel()
+	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 9}, queue.Config{Threshold: 2})
+	const users = 30
+	b.check(t, "x", 0)
+	b.check(t, "y", 0)
+	for _, p := range rand.Perm(users) {
+		b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1))
+	}
+	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// x and y come back first and take the slots again; then everyone
+	// else, in random order, lands at their old place.
+	b.check(t, "x", 0)
+	b.check(t, "y", 0)
+	for _, p := range rand.Perm(users) {
+		b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1))
+	}
+	for p := 1; p <= users; p++ {
+		v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: fmt.Sprintf("p%02d", p)})
+		if err != nil || v.Position != int64(p) {
+			t.Fatalf("p%02d after the flush: %+v, %v", p, v, err)
+		}
+	}
+	b.svc.Leave(b.ctx, b.ev, "x")
+	b.svc.Leave(b.ctx, b.ev, "y")
+	before := len(b.rec.users())
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	for i := 0; i < users; i++ {
+		w.AdmitOnce(b.ctx)
+		b.clk.Advance(queue.DefaultActiveTTL)
+	}
+	got := b.rec.users()[before:]
+	for i, uid := range got {
+		if uid != fmt.Sprintf("p%02d", i+1) {
+			t.Fatalf("admission %d was %s: %v", i, uid, got)
+		}
+	}
+	if len(got) != users {
+		t.Fatalf("admitted %d of %d", len(got), users)
+	}
+}
