@@ -302,8 +302,11 @@ func TestSelfHealAfterFlush(t *testing.T) {
 	if err := b.rdb.FlushDB(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if ks := b.keysUnder(t); len(ks) != 0 {
-		t.Fatalf("FLUSHDB left %v", ks)
+	// The running worker may take its lock again at once; nothing else may exist.
+	for _, k := range b.keysUnder(t) {
+		if !strings.Contains(k, "admission:lock:") {
+			t.Fatalf("FLUSHDB left %s", k)
+		}
 	}
 	arrive("after flush")
 
