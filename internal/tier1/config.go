@@ -109,8 +109,8 @@ func ConfigFromEnv() (Config, error) {
 	integer := func(name string, set func(int64)) {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: not an integer", name))
+			if err != nil || n < 1 {
+				errs = append(errs, fmt.Errorf("%s must be a positive integer", name))
 			}
 			set(n)
 		}

@@ -1,0 +1,178 @@
+package tier1_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/tier1"
+	"github.com/vwr-go/vwr/internal/tier1/redisstore"
+	"github.com/vwr-go/vwr/internal/tier1/storetest"
+)
+
+type testBundle struct {
+	ctx context.Context
+	mr  *miniredis.Miniredis
+	st  *redisstore.Store
+	clk *clock.Manual
+	svc *tier1.Service
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	st := redisstore.New(rdb)
+	clk := clock.NewManual(storetest.Epoch)
+	return &testBundle{
+		ctx: context.Background(), mr: mr, st: st, clk: clk,
+		svc: tier1.New(st, storetest.Keys(t), clk, tier1.Config{Logger: slog.New(slog.DiscardHandler)}),
+	}
+}
+
+// Rejected requests write nothing.
+func TestValidation(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 65)
+	cases := []struct {
+		name string
+		call func(b *testBundle) error
+		want error
+	}{
+		{"assign bad event", func(b *testBundle) error { _, err := b.svc.Assign(b.ctx, "bad/id", ""); return err }, tier1.ErrInvalidEvent},
+		{"assign long event", func(b *testBundle) error { _, err := b.svc.Assign(b.ctx, long, ""); return err }, tier1.ErrInvalidEvent},
+		{"assign bad key", func(b *testBundle) error { _, err := b.svc.Assign(b.ctx, "ev", "key with space"); return err }, tier1.ErrInvalidIdempotencyKey},
+		{"assign long key", func(b *testBundle) error { _, err := b.svc.Assign(b.ctx, "ev", long); return err }, tier1.ErrInvalidIdempotencyKey},
+		{"check bad event", func(b *testBundle) error { _, err := b.svc.Check(b.ctx, "", "rid"); return err }, tier1.ErrInvalidEvent},
+		{"check bad request id", func(b *testBundle) error { _, err := b.svc.Check(b.ctx, "ev", "idem#ev#k"); return err }, tier1.ErrInvalidRequestID},
+		{"status bad event", func(b *testBundle) error { _, err := b.svc.Status(b.ctx, "é"); return err }, tier1.ErrInvalidEvent},
+		{"activate bad event", func(b *testBundle) error { _, err := b.svc.Activate(b.ctx, "a b", 1, 1); return err }, tier1.ErrInvalidEvent},
+		{"activate 65 shards", func(b *testBundle) error { _, err := b.svc.Activate(b.ctx, "ev", 65, 1); return err }, tier1.ErrInvalidConfig},
+		{"activate negative shards", func(b *testBundle) error { _, err := b.svc.Activate(b.ctx, "ev", -1, 1); return err }, tier1.ErrInvalidConfig},
+		{"activate huge batch", func(b *testBundle) error { _, err := b.svc.Activate(b.ctx, "ev", 1, 1_000_001); return err }, tier1.ErrInvalidConfig},
+		{"activate negative batch", func(b *testBundle) error { _, err := b.svc.Activate(b.ctx, "ev", 1, -5); return err }, tier1.ErrInvalidConfig},
+		{"advance by zero", func(b *testBundle) error { _, err := b.svc.AdvanceBy(b.ctx, "ev", 0); return err }, tier1.ErrInvalidConfig},
+		{"advance too far", func(b *testBundle) error { _, err := b.svc.AdvanceBy(b.ctx, "ev", 1_000_000_001); return err }, tier1.ErrInvalidConfig},
+		{"pause bad event", func(b *testBundle) error { _, err := b.svc.Pause(b.ctx, "ev!"); return err }, tier1.ErrInvalidEvent},
+		{"admin status bad event", func(b *testBundle) error { _, err := b.svc.AdminStatus(b.ctx, "ev?"); return err }, tier1.ErrInvalidEvent},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			if err := tc.call(b); !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if keys := b.mr.Keys(); len(keys) != 0 {
+				t.Fatalf("a rejected request wrote %v", keys)
+			}
+		})
+	}
+}
+
+func TestActivateDefaults(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	st, err := b.svc.Activate(b.ctx, "ev", 0, 0)
+	if err != nil || st.Shards != 1 || st.BatchSize != 500 || !st.Active || len(st.ShardCounters) != 1 {
+		t.Fatalf("Activate(0, 0) = %+v, %v; want the seed's 1 shard, batch 500", st, err)
+	}
+}
+
+// An enter that still believes in an old shard count re-reads and retries.
+func TestAssignRetriesOnShardChange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.svc.Activate(b.ctx, "ev", 2, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Status(b.ctx, "ev"); err != nil { // caches 2 shards
+		t.Fatal(err)
+	}
+	admin := tier1.New(b.st, storetest.Keys(t), b.clk, tier1.Config{})
+	if _, err := admin.Activate(b.ctx, "ev", 8, 10); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.svc.Assign(b.ctx, "ev", "")
+	if err != nil || !r.Active {
+		t.Fatalf("Assign after a shard change = %+v, %v", r, err)
+	}
+	if r.Position < 1 || r.Position > 8 {
+		t.Fatalf("position %d is not a first position of 8 shards", r.Position)
+	}
+	st, _ := admin.AdminStatus(b.ctx, "ev")
+	if st.Shards != 8 || st.Assigned != 1 {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+// The wait estimate follows the measured admit rate once there is one.
+func TestWaitEstimateUsesAdmitRate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.svc.Activate(b.ctx, "ev", 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if _, err := b.svc.Assign(b.ctx, "ev", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nothing admitted yet: the configured pace, 10 per 10 s tick = 60/min.
+	r, _ := b.svc.Assign(b.ctx, "ev", "")
+	if r.Position != 101 || r.PeopleAhead != 100 || r.EstimatedWait != 100 || r.NextPoll != 15 {
+		t.Fatalf("before any advance: %+v; want 100 ahead, 100 s at 60/min", r)
+	}
+	// Two ticks admit 20 within the minute: 20/min measured.
+	for range 2 {
+		if _, err := b.svc.Tick(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+		b.clk.Advance(10 * time.Second)
+	}
+	c, err := b.svc.Check(b.ctx, "ev", r.RequestID)
+	if err != nil || c.Admitted || c.PeopleAhead != 80 || c.EstimatedWait != 240 || c.ServingCounter != 20 {
+		t.Fatalf("after two ticks: %+v, %v; want 80 ahead at 20/min = 240 s", c, err)
+	}
+	st, _ := b.svc.Status(b.ctx, "ev")
+	if st.AdmitRatePerMinute != 20 || st.MaxAssigned != 101 {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	for _, name := range []string{"VWR_TIER1_POSITION_TTL", "VWR_TIER1_TOKEN_TTL", "VWR_TIER1_STATUS_CACHE_TTL", "VWR_TIER1_DEFAULT_SHARDS", "VWR_TIER1_DEFAULT_BATCH_SIZE", "ADVANCER_TICK_SECONDS"} {
+		t.Setenv(name, "")
+	}
+	c, err := tier1.ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PositionTTL != 24*time.Hour || c.TokenTTL != 600*time.Second || c.StatusCacheTTL != time.Second ||
+		c.DefaultShards != 1 || c.DefaultBatchSize != 500 || c.TickEvery != 10*time.Second {
+		t.Fatalf("defaults = %+v", c)
+	}
+	bad := []struct{ name, value string }{
+		{"VWR_TIER1_STATUS_CACHE_TTL", "2s"},
+		{"VWR_TIER1_DEFAULT_SHARDS", "65"},
+		{"VWR_TIER1_DEFAULT_BATCH_SIZE", "many"},
+		{"VWR_TIER1_TOKEN_TTL", "-1s"},
+		{"ADVANCER_TICK_SECONDS", "0"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(tc.name, tc.value)
+			if _, err := tier1.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), tc.name) {
+				t.Fatalf("%s=%s: %v, want an error naming it", tc.name, tc.value, err)
+			}
+		})
+	}
+}
