@@ -117,3 +117,24 @@ func TestFromEnv(t *testing.T) {
 		t.Fatalf("same table twice: %v, want an error naming the variable", err)
 	}
 }
+
+// Without an explicit endpoint the SDK's loader honours AWS_ENDPOINT_URL,
+// which is how moto and LocalStack are reached outside tests.
+func TestEndpointFromEnvironment(t *testing.T) {
+	testenv.AWSEnv(t, testenv.Moto(t))
+	id := testenv.UniqueID(t)
+	s, err := dynamostore.New(context.Background(), dynamostore.Config{EventsTable: "ev-" + id, PositionsTable: "pos-" + id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.CreateTables(ctx); err != nil {
+		t.Fatalf("CreateTables via AWS_ENDPOINT_URL: %v", err)
+	}
+	if err := s.Configure(ctx, "ev", tier1.Settings{Active: true, Shards: 1, BatchSize: 1}, storetest.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := s.Snapshot(ctx, "ev"); err != nil || !snap.Found {
+		t.Fatalf("Snapshot = %+v, %v", snap, err)
+	}
+}
