@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/vwr-go/vwr/internal/admitted"
+	"github.com/vwr-go/vwr/internal/testenv"
+)
+
+// TestPublishesAdmissionsToSQS runs the binary with
+// SQS_ENABLED against moto: every direct admission reaches the FIFO queue,
+// and the process still stops cleanly on SIGTERM (the flush itself is
+// tested in internal/notify).
+func TestPublishesAdmissionsToSQS(t *testing.T) {
+	t.Parallel()
+	endpoint := testenv.Moto(t)
+	sq := sqs.New(sqs.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+	})
+	ctx := context.Background()
+	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{
+		QueueName:  aws.String(testenv.UniqueID(t) + "-admitted.fifo"),
+		Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := build(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	cmd := exec.Command(bin)
+	cmd.Env = []string{
+		"REDIS_URL=redis://" + testenv.Redis(t) + "/0",
+		"QUEUE_ENTRY_TOKEN_SECRET=cmd-test-secret-0123456789abcdef-0123456",
+		"QUEUE_LISTEN_ADDR=" + addr,
+		"QUEUE_USER_HEADER=X-User-Id",
+		"SQS_ENABLED=true",
+		"SQS_QUEUE_URL=" + aws.ToString(q.QueueUrl),
+		"AWS_ENDPOINT_URL=" + endpoint,
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1",
+	}
+	var stderr syncBuf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	ev := testenv.UniqueID(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for i := 0; i < 25; {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/api/queue/check/"+ev, nil)
+		req.Header.Set("X-User-Id", fmt.Sprintf("u%d", i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("never served: %v\n%s", err, stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("check u%d = %d", i, resp.StatusCode)
+		}
+		i++
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+	}
+
+	users := map[string]bool{}
+	for empty := 0; empty < 3; {
+		out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			empty++
+			continue
+		}
+		for _, m := range out.Messages {
+			msg, err := admitted.Parse(aws.ToString(m.Body))
+			if err != nil || msg.EventID != ev || msg.EntryTokenID == "" {
+				t.Fatalf("message %s: %+v %v", aws.ToString(m.Body), msg, err)
+			}
+			users[msg.UserID] = true
+			// A FIFO group hands out nothing more while its messages are in flight.
+			if _, err := sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(users) != 25 {
+		t.Fatalf("queue holds admissions of %d users, want 25\n%s", len(users), stderr.String())
+	}
+}
+
+func TestSQSConfigFailsFast(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(build(t))
+	cmd.Env = []string{
+		"REDIS_URL=redis://127.0.0.1:1", "QUEUE_ENTRY_TOKEN_SECRET=cmd-test-secret-0123456789abcdef-0123456",
+		"SQS_ENABLED=true",
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 || !strings.Contains(stderr.String(), "SQS_QUEUE_URL is required") {
+		t.Fatalf("exit = %v, stderr %s; want a failure naming SQS_QUEUE_URL", err, stderr.String())
+	}
+}
