@@ -63,7 +63,7 @@ export function tier1Interval({ ahead, nextPoll, retryAfter }, rand = Math.rando
   s = clamp(s, 2, 15);
   const ms = jitter(s * 1000, 0.2, rand);
   if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.max(ms, retryAfter * 1000);
-  return clamp(ms, 2000, 18000);
+  return clamp(ms, 2000, 15000);
 }
 
 /** backoff is the retry delay after n consecutive failures: 2, 4, 8 … 30 s, jittered. */

@@ -1,0 +1,199 @@
+// Test harness for vwr's browser tests: builds the real `vwr` binary, runs
+// `vwr local` on a free loopback port, and drives Debian's Chromium through
+// playwright-core. Nothing is downloaded: the browser is /usr/bin/chromium.
+import { spawn, execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, mkdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+import { chromium } from 'playwright-core';
+
+const run = promisify(execFile);
+const require = createRequire(import.meta.url);
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const SHOTS = path.join(ROOT, 'test-output', 'screenshots');
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+export const VIEWPORTS = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
+export const TIER1_ADMIN = 'e2e-tier1-admin';
+export const QUEUE_ADMIN = 'e2e-queue-admin';
+
+/** freePort asks the kernel for a loopback port that was free a moment ago. */
+export async function freePort() {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address();
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+let built;
+/** buildVWR compiles cmd/vwr once per test process into a temp dir. */
+export function buildVWR() {
+  built ??= (async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'vwr-e2e-'));
+    const bin = path.join(dir, 'vwr');
+    await run('go', ['build', '-o', bin, './cmd/vwr'], { cwd: ROOT, env: { ...process.env, GOFLAGS: '-mod=readonly' } });
+    return { bin, dir };
+  })();
+  return built;
+}
+
+/**
+ * startVWR runs `vwr local` (with -demo unless demo is false) plus extra
+ * flags and env, waits for /healthz, and returns {base, stop, logs()}. The
+ * process is killed by stop().
+ */
+export async function startVWR({ demo = true, flags = [], env = {} } = {}) {
+  const { bin } = await buildVWR();
+  const port = await freePort();
+  const addr = `127.0.0.1:${port}`;
+  const child = spawn(bin, ['local', '-addr', addr, ...(demo ? ['-demo'] : []), ...flags], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      VWR_ADMIN_TOKEN: TIER1_ADMIN,
+      QUEUE_ADMIN_TOKEN: QUEUE_ADMIN,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (b) => { out += b; });
+  child.stderr.on('data', (b) => { out += b; });
+  const exited = once(child, 'exit');
+  const base = `http://${addr}`;
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`vwr local exited with ${child.exitCode}:\n${out}`);
+    try {
+      const res = await fetch(`${base}/healthz`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`vwr local did not become healthy in 30s:\n${out}`);
+    }
+    await sleep(100);
+  }
+  return {
+    base,
+    logs: () => out,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(t);
+      }
+    },
+  };
+}
+
+/**
+ * launchChromium starts Debian's Chromium headless. playwright-core gives
+ * every launch a fresh temporary user-data-dir and removes it on close, and
+ * each test opens its own isolated contexts on top.
+ */
+export async function launchChromium() {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} not found: run \`make testenv\` (it apt-installs chromium)`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+/** sleep resolves after ms. */
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** waitFor polls fn until it returns a truthy value or the timeout passes. */
+export async function waitFor(fn, { timeout = 30000, interval = 100, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last})`);
+    await sleep(interval);
+  }
+}
+
+/** stage reads the page's data-stage (set by every vwr page). */
+export function stage(page) {
+  return page.evaluate(() => document.body?.dataset.stage || '');
+}
+
+/** waitStage waits until the page shows one of the given stages. */
+export async function waitStage(page, stages, timeout = 30000) {
+  const want = [].concat(stages);
+  return waitFor(async () => {
+    const s = await stage(page).catch(() => '');
+    return want.includes(s) ? s : '';
+  }, { timeout, what: `stage ${want.join('|')} at ${page.url()}` });
+}
+
+/** screenshot saves test-output/screenshots/<name>-<viewport>.png. */
+export async function screenshot(page, name) {
+  await mkdir(SHOTS, { recursive: true });
+  const { width } = page.viewportSize();
+  const kind = width < 600 ? 'phone' : 'desktop';
+  const file = path.join(SHOTS, `${name}-${kind}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+let axeSource;
+/** axe runs axe-core in the page and returns violations rated serious or critical. */
+export async function axe(page) {
+  axeSource ??= await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+  await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(async () => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** cookie returns the named cookie of a browser context, or undefined. */
+export async function cookie(context, name) {
+  return (await context.cookies()).find((c) => c.name === name);
+}
+
+/** api calls the server from Node (not a browser) and returns {status, body}. */
+export async function api(base, method, url, { token, body, headers = {} } = {}) {
+  const res = await fetch(base + url, {
+    method,
+    headers: {
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'Content-Type': 'application/json' } : {}),
+      ...headers,
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, body: json, text, headers: res.headers };
+}

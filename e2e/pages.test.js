@@ -1,0 +1,179 @@
+// Behaviour of the waiting pages in Chromium against scripted API answers:
+// the pages are served by the real `vwr local`, and page.route stands in for
+// the Tier 1/Tier 2 APIs so that rare answers (503, network loss, inactive
+// event, hostile ?return=) can be produced on demand. The full journey
+// against the real APIs is in journey.test.js.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchChromium, startVWR, waitFor, waitStage } from './harness.js';
+
+let vwr;
+let browser;
+
+before(async () => {
+  vwr = await startVWR({ demo: false });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await vwr?.stop();
+});
+
+const json = (status, body, headers = {}) => ({ status, contentType: 'application/json', headers, body: JSON.stringify(body) });
+
+// The stub origin answers /events/… (the path, not a ?return= mentioning it).
+const isOrigin = (url) => url.pathname.startsWith('/events/');
+
+/** page opens a fresh context whose /events/ pages are a stub "origin". */
+async function page(opts = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
+  const p = await ctx.newPage();
+  await p.route(isOrigin, (r) => r.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>origin</title><body data-stage="origin">origin</body>' }));
+  return p;
+}
+
+test('hostile ?return= values never leave the site', async (t) => {
+  for (const ret of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '/vwr/?event=demo']) {
+    await t.test(ret, async () => {
+      const p = await page();
+      await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(200, { active: false, admitted: true, token: 'a.b.c' })));
+      await p.goto(`${vwr.base}/vwr/?event=demo&return=${encodeURIComponent(ret)}`);
+      await waitStage(p, 'origin');
+      assert.equal(new URL(p.url()).origin, vwr.base);
+      assert.equal(new URL(p.url()).pathname, '/events/demo');
+      await p.context().close();
+    });
+  }
+});
+
+test('an inactive event passes straight through to ?return=, keeping the pass as cookie', async () => {
+  const p = await page();
+  const pass = 'eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjk5OTk5OTk5OTl9.c2ln';
+  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(200, { active: false, admitted: true, token: pass })));
+  await p.goto(`${vwr.base}/vwr/?event=demo&return=${encodeURIComponent('/events/demo/seats?x=1')}`);
+  await waitStage(p, 'origin');
+  assert.equal(new URL(p.url()).pathname + new URL(p.url()).search, '/events/demo/seats?x=1');
+  const c = (await p.context().cookies()).find((x) => x.name === 'urr-vwr-token');
+  assert.equal(c?.value, pass);
+  await p.context().close();
+});
+
+test('check is called only once the serving counter reaches the position', async () => {
+  const p = await page();
+  let serving = 3;
+  const calls = { assign: [], status: 0, check: [] };
+  await p.route('**/vwr-api/vwr/assign/**', (r) => {
+    calls.assign.push(r.request().headers()['idempotency-key']);
+    r.fulfill(json(201, { requestId: 'req1', eventId: 'demo', position: 5, servingCounter: serving, peopleAhead: 1, estimatedWait: 10, nextPoll: 2 }));
+  });
+  await p.route('**/vwr-api/vwr/status/**', (r) => {
+    calls.status += 1;
+    if (calls.status >= 2) serving = 5;
+    r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: serving, maxAssigned: 9, admitRatePerMinute: 60 }));
+  });
+  await p.route('**/vwr-api/vwr/check/**', (r) => {
+    calls.check.push({ serving, url: r.request().url() });
+    r.fulfill(json(200, { admitted: true, token: 'x.y.z', position: 5 }));
+  });
+  await p.goto(`${vwr.base}/vwr/?event=demo&return=/events/demo`);
+  await waitStage(p, 'waiting');
+  assert.equal(await p.getByTestId('position').textContent(), '5');
+  assert.equal(await p.getByTestId('ahead').textContent(), '1');
+  await waitStage(p, 'origin', 20000);
+  assert.ok(calls.status >= 2, 'polled the status document');
+  assert.equal(calls.check.length, 1, 'one check, when it could succeed');
+  assert.equal(calls.check[0].serving, 5);
+  assert.match(calls.check[0].url, /\/vwr-api\/vwr\/check\/demo\/req1$/);
+  assert.equal(calls.assign.length, 1);
+  assert.match(calls.assign[0], /^[A-Za-z0-9_-]{16,64}$/);
+  await p.context().close();
+});
+
+test('reload keeps the Idempotency-Key, so the place is kept', async () => {
+  const p = await page();
+  const keys = [];
+  await p.route('**/vwr-api/vwr/assign/**', (r) => {
+    keys.push(r.request().headers()['idempotency-key']);
+    r.fulfill(json(201, { requestId: 'req1', eventId: 'demo', position: 50, servingCounter: 1, peopleAhead: 48, estimatedWait: 100, nextPoll: 5 }));
+  });
+  await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 50, admitRatePerMinute: 0 })));
+  await p.goto(`${vwr.base}/vwr/?event=demo`);
+  await waitStage(p, 'waiting');
+  await p.reload();
+  await waitStage(p, 'waiting');
+  await p.goto(`${vwr.base}/vwr/?event=other`);
+  await waitStage(p, 'waiting');
+  assert.equal(keys.length, 3);
+  assert.equal(keys[0], keys[1], 'same key after reload');
+  assert.notEqual(keys[0], keys[2], 'one key per event');
+  await p.context().close();
+});
+
+test('503 shows the busy message and honours Retry-After; network loss says so and retries', async () => {
+  const p = await page();
+  let assigns = 0;
+  const times = [];
+  await p.route('**/vwr-api/vwr/assign/**', (r) => {
+    assigns += 1;
+    times.push(Date.now());
+    if (assigns === 1) return r.fulfill(json(503, { error: 'busy', code: 'unavailable' }, { 'Retry-After': '3' }));
+    if (assigns === 2) return r.abort('internetdisconnected');
+    return r.fulfill(json(201, { requestId: 'r', eventId: 'demo', position: 9, servingCounter: 1, peopleAhead: 7, estimatedWait: 60, nextPoll: 5 }));
+  });
+  await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 9, admitRatePerMinute: 0 })));
+  await p.goto(`${vwr.base}/vwr/?event=demo`);
+  await waitStage(p, 'retrying');
+  assert.match(await p.getByTestId('status').textContent(), /very busy.*retrying in \d+ s/);
+  assert.equal(await p.getByTestId('status').getAttribute('data-kind'), 'warn');
+  await waitFor(() => assigns >= 2, { timeout: 10000, what: 'second assign' });
+  await waitFor(async () => /cannot reach/.test(await p.getByTestId('status').textContent()), { timeout: 5000, what: 'network message' });
+  assert.ok(times[1] - times[0] >= 2900, `waited ${times[1] - times[0]} ms, Retry-After was 3 s`);
+  await waitStage(p, 'waiting', 15000);
+  assert.equal(await p.getByTestId('position').textContent(), '9');
+  await p.context().close();
+});
+
+test('a malformed event id shows an error instead of calling the API', async () => {
+  const p = await page();
+  let called = false;
+  await p.route('**/vwr-api/**', (r) => {
+    called = true;
+    r.abort();
+  });
+  await p.goto(`${vwr.base}/vwr/?event=${encodeURIComponent('../admin')}`);
+  await waitStage(p, 'error');
+  assert.match(await p.getByTestId('status').textContent(), /not valid/);
+  assert.equal(called, false);
+  await p.context().close();
+});
+
+test('Korean from navigator.language, English from ?lang=en', async () => {
+  const ctx = await browser.newContext({ locale: 'ko-KR' });
+  const p = await ctx.newPage();
+  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(201, { requestId: 'r', eventId: 'demo', position: 12345, servingCounter: 1, peopleAhead: 12343, estimatedWait: 600, nextPoll: 5 })));
+  await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 9, admitRatePerMinute: 0 })));
+  await p.goto(`${vwr.base}/vwr/?event=demo`);
+  await waitStage(p, 'waiting');
+  assert.equal(await p.evaluate(() => document.documentElement.lang), 'ko');
+  assert.equal(await p.locator('h1').textContent(), '대기실에 입장했습니다');
+  assert.equal(await p.getByTestId('position').textContent(), '12,345');
+  await p.goto(`${vwr.base}/vwr/?event=demo&lang=en`);
+  await waitStage(p, 'waiting');
+  assert.equal(await p.locator('h1').textContent(), 'You are in the waiting room');
+  await ctx.close();
+});
+
+test('Tier 2 page: no Tier 1 pass sends the visitor to the waiting room', async () => {
+  const p = await page();
+  await p.unroute(isOrigin);
+  await p.route('**/api/queue/check/**', (r) => r.fulfill(json(401, { error: 'tier 1 pass required', code: 'unauthorized' })));
+  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(201, { requestId: 'r', eventId: 'demo', position: 2, servingCounter: 1, peopleAhead: 0, estimatedWait: 5, nextPoll: 2 })));
+  await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 2, admitRatePerMinute: 0 })));
+  await p.goto(`${vwr.base}/vwr/queue.html?event=demo`);
+  await waitFor(() => new URL(p.url()).pathname === '/vwr/', { what: 'waiting room' });
+  const u = new URL(p.url());
+  assert.equal(u.searchParams.get('event'), 'demo');
+  assert.equal(u.searchParams.get('return'), '/events/demo');
+  await p.context().close();
+});

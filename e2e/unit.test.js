@@ -1,0 +1,121 @@
+// Unit tests of the pages' pure helpers (static/vwr/common.js, i18n.js),
+// run by plain Node: no browser, no server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  backoff, jitter, newKey, retryAfterSeconds, safeReturn, store, tier1Interval, validId,
+} from '../static/vwr/common.js';
+import { formatWait, pickLang, translator } from '../static/vwr/i18n.js';
+
+const origin = 'https://tickets.example';
+
+test('safeReturn keeps same-origin relative paths only', async (t) => {
+  const cases = [
+    ['/events/demo', '/events/demo'],
+    ['/events/demo/seats?x=1#top', '/events/demo/seats?x=1#top'],
+    ['/events/demo/%2F%2Fevil', '/events/demo/%2F%2Fevil'],
+    ['//evil.example/x', '/events/demo'],
+    ['/\\evil.example', '/events/demo'],
+    ['\\\\evil.example', '/events/demo'],
+    ['https://evil.example/', '/events/demo'],
+    ['javascript:alert(1)', '/events/demo'],
+    ['data:text/html,hi', '/events/demo'],
+    ['/\tevil', '/events/demo'],
+    ['/\n/evil.example', '/events/demo'],
+    ['events/demo', '/events/demo'],
+    ['', '/events/demo'],
+    [null, '/events/demo'],
+    ['/vwr/?event=demo', '/events/demo'],
+    ['/' + 'a'.repeat(3000), '/events/demo'],
+  ];
+  for (const [raw, want] of cases) {
+    await t.test(JSON.stringify(raw), () => {
+      assert.equal(safeReturn(raw, 'demo', origin), want);
+    });
+  }
+});
+
+test('safeReturn falls back to the encoded event page', () => {
+  assert.equal(safeReturn('//x', 'a_b-1', origin), '/events/a_b-1');
+});
+
+test('validId matches ^[A-Za-z0-9_-]{1,64}$', () => {
+  for (const ok of ['demo', 'A_b-9', 'x'.repeat(64)]) assert.ok(validId(ok), ok);
+  for (const bad of ['', 'a b', 'a/b', 'x'.repeat(65), '../x', undefined, 7]) assert.ok(!validId(bad), String(bad));
+});
+
+test('tier1Interval stays within 2–15 s by distance and honours nextPoll and Retry-After', () => {
+  const lo = () => 0; // jitter at its low end
+  const hi = () => 0.999999; // and at its high end
+  assert.equal(tier1Interval({ ahead: 0 }, lo), 2000);
+  assert.ok(tier1Interval({ ahead: 0 }, hi) <= 2400);
+  assert.equal(tier1Interval({ ahead: 100000 }, hi), 15000);
+  assert.ok(tier1Interval({ ahead: 100000 }, lo) >= 12000);
+  assert.ok(tier1Interval({ ahead: 10 }, lo) < tier1Interval({ ahead: 1000 }, lo), 'closer polls sooner');
+  assert.equal(tier1Interval({ ahead: 10, nextPoll: 10 }, () => 0.5), 10000, 'nextPoll raises the floor');
+  assert.equal(tier1Interval({ ahead: 10, nextPoll: 60 }, () => 0.5), 15000, 'but never past 15 s');
+  assert.equal(tier1Interval({ ahead: 10, retryAfter: 30 }, () => 0.5), 30000, 'Retry-After wins');
+  const spread = new Set(Array.from({ length: 50 }, () => tier1Interval({ ahead: 10 })));
+  assert.ok(spread.size > 10, 'jitter spreads pages out');
+});
+
+test('backoff doubles to 30 s and honours Retry-After', () => {
+  const mid = () => 0.5;
+  assert.deepEqual([1, 2, 3, 4, 5, 9].map((n) => backoff(n, undefined, mid)), [2000, 4000, 8000, 16000, 30000, 30000]);
+  assert.equal(backoff(1, 20, mid), 20000);
+  assert.equal(jitter(1000, 0.2, () => 0), 800);
+  assert.equal(jitter(1000, 0.2, () => 1), 1200);
+});
+
+test('retryAfterSeconds parses seconds and ignores junk', () => {
+  const h = (v) => new Headers(v === undefined ? {} : { 'Retry-After': v });
+  assert.equal(retryAfterSeconds(h('7')), 7);
+  assert.equal(retryAfterSeconds(h('9999')), 300);
+  assert.equal(retryAfterSeconds(h('soon')), undefined);
+  assert.equal(retryAfterSeconds(h()), undefined);
+});
+
+test('newKey makes distinct valid idempotency keys', () => {
+  const a = newKey();
+  const b = newKey();
+  assert.ok(validId(a) && validId(b));
+  assert.notEqual(a, b);
+});
+
+test('store survives a broken localStorage', () => {
+  const broken = { getItem() { throw new Error('denied'); }, setItem() { throw new Error('denied'); }, removeItem() { throw new Error('denied'); } };
+  const kv = store(broken);
+  kv.set('k', { a: 1 });
+  assert.deepEqual(kv.get('k'), { a: 1 });
+  kv.del('k');
+  assert.equal(kv.get('k'), undefined);
+});
+
+test('language comes from ?lang=, then navigator.language, else English', () => {
+  assert.equal(pickLang('ko', 'en-US'), 'ko');
+  assert.equal(pickLang('en', 'ko-KR'), 'en');
+  assert.equal(pickLang(null, 'ko-KR'), 'ko');
+  assert.equal(pickLang('fr', 'ko'), 'ko');
+  assert.equal(pickLang(null, 'de-DE'), 'en');
+  assert.equal(pickLang('__proto__', undefined), 'en');
+});
+
+test('both languages have every string', () => {
+  const en = translator('en');
+  const ko = translator('ko');
+  for (const key of ['title.tier1', 'title.tier2', 'leave', 'doNotClose', 'err.busy', 'err.network', 'status.admitted']) {
+    assert.notEqual(en(key, 3), key);
+    assert.notEqual(ko(key, 3), key);
+    assert.notEqual(en(key, 3), ko(key, 3), `${key} is translated`);
+  }
+  assert.match(ko('err.busy', 5), /5초/);
+});
+
+test('formatWait is short and never negative', () => {
+  const t = translator('en');
+  assert.equal(formatWait(t, 30), '< 1 min');
+  assert.equal(formatWait(t, 125), '2 min');
+  assert.equal(formatWait(t, 3900), '1 h 5 min');
+  assert.equal(formatWait(t, -1), 'Calculating…');
+  assert.equal(formatWait(t, Number.NaN), 'Calculating…');
+});
