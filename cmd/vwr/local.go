@@ -192,12 +192,12 @@ func newLocalStack(addr string, getenv func(string) string, stdout, stderr io.Wr
 		// miniredis only expires keys when told time passed.
 		s.Go(func(ctx context.Context) { fastForward(ctx, m) })
 	} else {
-		ro, err := redis.ParseURL(cfg.RedisURL)
+		rdb, err := app.DialRedis(cfg.RedisURL)
 		if err != nil {
-			return nil, fmt.Errorf("REDIS_URL: %v", err)
+			return nil, err
 		}
-		s.Redis = redis.NewClient(ro)
-		s.Notef("using Redis at %s", ro.Addr)
+		s.Redis = rdb
+		s.Notef("using Redis at %s", rdb.Options().Addr)
 	}
 	if cfg.EntryTokenSecret == "" {
 		cfg.EntryTokenSecret = token.RandomSecret()

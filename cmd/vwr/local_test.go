@@ -18,23 +18,34 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// An extension registered the way other parts of the project will: a flag,
-// a Configure step and a route on the shared mux.
-var extGreeting string
+// An extension registered the way other parts of the project will: flags,
+// a Configure step and a route on the shared mux. It changes nothing unless
+// its flag is given, so other tests' `vwr local` runs are unaffected.
+var (
+	extGreeting  string
+	extThreshold int64
+)
 
 func init() {
 	registerLocal(localExtension{
-		Name:  "test-ext",
-		Flags: func(fs *flag.FlagSet) { fs.StringVar(&extGreeting, "test-greeting", "hello", "test extension flag") },
+		Name: "test-ext",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&extGreeting, "test-greeting", "hello", "test extension flag")
+			fs.Int64Var(&extThreshold, "test-threshold", 0, "test extension: override the queue threshold")
+		},
 		Configure: func(s *localStack) error {
-			s.QueueConfig.Threshold = 2
+			if extThreshold > 0 {
+				s.QueueConfig.Threshold = extThreshold
+			}
 			return nil
 		},
 		Mount: func(ctx context.Context, s *localStack) error {
 			s.Handle("GET /test-ext", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				io.WriteString(w, extGreeting+" "+s.Tier1Keys.SigningKid())
 			}))
-			s.Notef("test extension mounted")
+			if extThreshold > 0 {
+				s.Notef("test extension mounted")
+			}
 			return nil
 		},
 	})
@@ -159,7 +170,7 @@ func post(t *testing.T, url string, hdr map[string]string) map[string]any {
 }
 
 func TestLocalEmbeddedDefaults(t *testing.T) {
-	base, out := startLocal(t, nil, "-test-greeting", "hi")
+	base, out := startLocal(t, nil, "-test-greeting", "hi", "-test-threshold", "2")
 	for _, want := range []string{
 		"REDIS_URL unset: using embedded Redis (miniredis)",
 		"QUEUE_ENTRY_TOKEN_SECRET unset: generated",

@@ -62,6 +62,29 @@ const (
 	redisMaxRetries  = 1
 )
 
+// DialRedis returns a client for a redis:// or rediss:// URL with short
+// timeouts and a single retry, unless the URL sets its own. It does not
+// connect yet.
+func DialRedis(url string) (*redis.Client, error) {
+	ro, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %v", err)
+	}
+	if ro.DialTimeout == 0 {
+		ro.DialTimeout = redisDialTimeout
+	}
+	if ro.ReadTimeout == 0 {
+		ro.ReadTimeout = redisIOTimeout
+	}
+	if ro.WriteTimeout == 0 {
+		ro.WriteTimeout = redisIOTimeout
+	}
+	if ro.MaxRetries == 0 {
+		ro.MaxRetries = redisMaxRetries
+	}
+	return redis.NewClient(ro), nil
+}
+
 // Open validates cfg (after WithDefaults) and builds the runtime. It does not
 // contact Redis; /healthz does.
 func Open(cfg Config, opts Options) (*App, error) {
@@ -79,21 +102,11 @@ func Open(cfg Config, opts Options) (*App, error) {
 	}
 	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
 	if a.Redis == nil {
-		ro, err := redis.ParseURL(cfg.RedisURL)
+		rdb, err := DialRedis(cfg.RedisURL)
 		if err != nil {
-			return nil, fmt.Errorf("REDIS_URL: %v", err)
+			return nil, err
 		}
-		if ro.DialTimeout == 0 {
-			ro.DialTimeout = redisDialTimeout
-		}
-		if ro.ReadTimeout == 0 {
-			ro.ReadTimeout = redisIOTimeout
-		}
-		if ro.WriteTimeout == 0 {
-			ro.WriteTimeout = redisIOTimeout
-		}
-		ro.MaxRetries = redisMaxRetries
-		a.Redis = redis.NewClient(ro)
+		a.Redis = rdb
 		a.ownsRedis = true
 	}
 	var err error

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -253,3 +255,29 @@ type statusRecorder struct {
 func (r *statusRecorder) Header() http.Header         { return r.header }
 func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *statusRecorder) WriteHeader(c int)           { r.code = c }
+
+// TestEnvListIsComplete checks that Env names exactly the variables
+// FromGetenv reads, and that docs/tier2-api.md has a table row for each.
+func TestEnvListIsComplete(t *testing.T) {
+	t.Parallel()
+	read := map[string]bool{}
+	if _, err := FromGetenv(func(k string) string { read[k] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, e := range Env {
+		listed[e.Name] = true
+	}
+	if !reflect.DeepEqual(read, listed) {
+		t.Fatalf("FromGetenv reads %v\nEnv lists %v", read, listed)
+	}
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "tier2-api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range read {
+		if !strings.Contains(string(doc), "| `"+name+"` |") {
+			t.Errorf("docs/tier2-api.md has no env table row for %s", name)
+		}
+	}
+}

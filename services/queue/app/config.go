@@ -42,8 +42,8 @@ type Config struct {
 // DefaultAddr is where the Tier 2 API listens unless QUEUE_LISTEN_ADDR says otherwise.
 const DefaultAddr = ":8080"
 
-// Env lists every variable FromEnv reads with its default and meaning; the
-// docs table is generated from the same facts.
+// Env lists every variable FromEnv reads with its default and meaning. A test
+// keeps it, FromEnv and the table in docs/tier2-api.md in step.
 var Env = []struct{ Name, Default, Meaning string }{
 	{"REDIS_URL", "(required)", "Redis to keep the queue in, e.g. redis://host:6379/0 (rediss:// for TLS)"},
 	{"QUEUE_ENTRY_TOKEN_SECRET", "(required)", "HMAC secret (≥32 bytes) that signs entry tokens; the gate verifies with the same secret"},
