@@ -206,7 +206,6 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 		v.NextPoll = NextPoll(StatusQueued, v.Position)
 		return v, nil
 	}
-	v.PeopleBehind = snap.QueueSize
 	v.NextPoll = NextPoll(StatusActive, 0)
 	v.ExpiresAt = snap.ExpiresAt
 	jti := token.NewTokenID()

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -550,5 +551,79 @@ func TestFlushSelfHeal(t *testing.T) {
 	}
 	if len(got) != users {
 		t.Fatalf("admitted %d of %d", len(got), users)
+	}
+}
+
+// TestConcurrentChecksAndWorkers has users join concurrently while two
+// workers run and the clock moves: a sampler never sees more active users
+// than the threshold, and every user is admitted exactly once.
+func TestConcurrentChecksAndWorkers(t *testing.T) {
+	t.Parallel()
+	const threshold, users = 10, 300
+	b := setup(t, queue.Config{Threshold: threshold, ActiveTTL: time.Second, SeenTTL: time.Hour, AdmissionBatchSize: 4})
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+
+	var bg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		w := queue.NewWorker(b.svc, queue.WorkerConfig{AdmissionInterval: 2 * time.Millisecond, StaleCleanupInterval: time.Hour}, nil)
+		bg.Add(1)
+		go func() { defer bg.Done(); w.Run(ctx) }()
+	}
+	bg.Add(2)
+	go func() { // the clock: actives expire as time passes
+		defer bg.Done()
+		for ctx.Err() == nil {
+			b.clk.Advance(100 * time.Millisecond)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var maxSeen atomic.Int64
+	go func() { // the sampler
+		defer bg.Done()
+		for ctx.Err() == nil {
+			if st, err := b.svc.Stats(ctx, b.ev); err == nil {
+				if st.CurrentUsers > maxSeen.Load() {
+					maxSeen.Store(st.CurrentUsers)
+				}
+			}
+		}
+	}()
+
+	var joins sync.WaitGroup
+	for _, p := range rand.Perm(users) {
+		joins.Add(1)
+		go func() {
+			defer joins.Done()
+			if _, err := b.svc.Check(ctx, b.ev, queue.Identity{UserID: fmt.Sprint("u", p), Position: int64(p + 1)}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	joins.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(b.rec.users()) < users && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	bg.Wait()
+
+	seen := map[string]int{}
+	for _, uid := range b.rec.users() {
+		seen[uid]++
+	}
+	if len(seen) != users {
+		t.Fatalf("%d of %d users admitted", len(seen), users)
+	}
+	for uid, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s admitted %d times", uid, n)
+		}
+	}
+	if m := maxSeen.Load(); m > threshold || m == 0 {
+		t.Fatalf("sampled at most %d active users; threshold %d", m, threshold)
+	}
+	if b.rec.maxActive > threshold {
+		t.Fatalf("%d active after a pass; threshold %d", b.rec.maxActive, threshold)
 	}
 }
