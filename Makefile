@@ -6,18 +6,18 @@ GO        ?= go
 VENV      := .venv
 PY        := python3
 LAMBDAS   := $(notdir $(wildcard lambdas/*))
-APT_PKGS  := redis-server redis-tools
+APT_PKGS  := redis-server redis-tools chromium
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest build lambdas validate lint bench clean
+.PHONY: help run test testenv gotest build lambdas validate lint bench clean e2e
 
 help: ## list targets
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
 
 run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080)
-	$(GO) run ./cmd/vwr local
+	$(GO) run ./cmd/vwr local -demo
 
-test: testenv lint gotest ## install test backends, then run every test
+test: testenv lint gotest e2e ## install test backends, then run every test
 	@echo "make test: all green"
 
 gotest: ## run the Go tests (needs `make testenv` once)
@@ -39,6 +39,19 @@ testenv: ## install missing test backends (redis-server, .venv with moto/sam/cfn
 	  $(PY) -m venv $(VENV) && $(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt && \
 	  rm -f $(VENV)/.installed-* && touch $$stamp; \
 	fi
+
+E2E_STAMP := e2e/node_modules/.installed
+
+# npm ci only when node_modules is missing or the lockfile changed.
+$(E2E_STAMP): e2e/package-lock.json
+	@command -v npm >/dev/null || { echo "e2e: npm not found; install Node.js 20+ with npm" >&2; exit 1; }
+	cd e2e && npm ci --no-audit --no-fund
+	@touch $@
+
+testenv: $(E2E_STAMP)
+
+e2e: $(E2E_STAMP) ## browser tests in Chromium
+	node --test e2e/
 
 build: ## build the vwr CLI and the Tier 2 queue binary into bin/
 	$(GO) build -o bin/vwr ./cmd/vwr
