@@ -17,7 +17,7 @@ help: ## list targets
 run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080)
 	$(GO) run ./cmd/vwr local -demo
 
-test: testenv lint gotest e2e ## install test backends, then run every test
+test: testenv lint validate lambdas gotest e2e ## install test backends, then run every test
 	@echo "make test: all green"
 
 gotest: ## run the Go tests (needs `make testenv` once)

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	deps, cfg, err := tier1api.Boot(context.Background(), "admin")
+	deps, cfg, err := tier1api.Boot(context.Background(), "admin", false)
 	if err != nil {
 		os.Exit(1)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	deps, _, err := tier1api.Boot(context.Background(), "assign")
+	deps, _, err := tier1api.Boot(context.Background(), "assign", true)
 	if err != nil {
 		os.Exit(1)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	deps, _, err := tier1api.Boot(context.Background(), "check")
+	deps, _, err := tier1api.Boot(context.Background(), "check", true)
 	if err != nil {
 		os.Exit(1)
 	}

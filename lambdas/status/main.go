@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	deps, _, err := tier1api.Boot(context.Background(), "status")
+	deps, _, err := tier1api.Boot(context.Background(), "status", false)
 	if err != nil {
 		os.Exit(1)
 	}

@@ -28,25 +28,31 @@ const (
 // function reads the whole set; the template gives each only what it needs
 // (the admin token only to admin, for instance).
 type Config struct {
-	Store      string             // VWR_TIER1_STORE: dynamodb (default) or redis
-	Dynamo     dynamostore.Config // VWR_TIER1_EVENTS_TABLE, VWR_TIER1_POSITIONS_TABLE
-	RedisURL   string             // VWR_TIER1_REDIS_URL, required when Store is redis
-	TokenKeys  string             // VWR_TIER1_TOKEN_KEYS "kid:secret,…", required
-	AdminToken string             // VWR_ADMIN_TOKEN, optional bearer for admin
+	Store     string             // VWR_TIER1_STORE: dynamodb (default) or redis
+	Dynamo    dynamostore.Config // VWR_TIER1_EVENTS_TABLE, VWR_TIER1_POSITIONS_TABLE
+	RedisURL  string             // VWR_TIER1_REDIS_URL, required when Store is redis
+	TokenKeys string             // VWR_TIER1_TOKEN_KEYS "kid:secret,…"
+	// MintsTokens makes TokenKeys required: assign and check mint passes;
+	// status, admin and the advancer never do, so they are not given the
+	// secret and run on a throwaway key instead.
+	MintsTokens bool
+	AdminToken  string // VWR_ADMIN_TOKEN, optional bearer for admin
 	// AdvancerTicks is ADVANCER_TICKS (default 6); the gap between ticks is
 	// ADVANCER_TICK_SECONDS, read into Service.TickEvery.
 	AdvancerTicks int
 	Service       tier1.Config // VWR_TIER1_* tuning, see tier1.ConfigFromEnv
 }
 
-// FromEnv reads, defaults and validates the configuration.
-func FromEnv() (Config, error) {
+// FromEnv reads, defaults and validates the configuration; mintsTokens
+// says whether VWR_TIER1_TOKEN_KEYS is required.
+func FromEnv(mintsTokens bool) (Config, error) {
 	var errs []error
 	c := Config{
-		Store:      os.Getenv("VWR_TIER1_STORE"),
-		RedisURL:   os.Getenv("VWR_TIER1_REDIS_URL"),
-		TokenKeys:  os.Getenv("VWR_TIER1_TOKEN_KEYS"),
-		AdminToken: os.Getenv("VWR_ADMIN_TOKEN"),
+		MintsTokens: mintsTokens,
+		Store:       os.Getenv("VWR_TIER1_STORE"),
+		RedisURL:    os.Getenv("VWR_TIER1_REDIS_URL"),
+		TokenKeys:   os.Getenv("VWR_TIER1_TOKEN_KEYS"),
+		AdminToken:  os.Getenv("VWR_ADMIN_TOKEN"),
 	}
 	if v := os.Getenv("ADVANCER_TICKS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -94,7 +100,9 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("VWR_TIER1_STORE must be %q or %q, not %q", StoreDynamoDB, StoreRedis, c.Store))
 	}
 	if c.TokenKeys == "" {
-		errs = append(errs, errors.New("VWR_TIER1_TOKEN_KEYS is required (kid:secret, secret at least 32 bytes)"))
+		if c.MintsTokens {
+			errs = append(errs, errors.New("VWR_TIER1_TOKEN_KEYS is required (kid:secret, secret at least 32 bytes)"))
+		}
 	} else if _, err := token.ParseKeyRing(c.TokenKeys); err != nil {
 		errs = append(errs, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %w", err))
 	}
@@ -110,9 +118,9 @@ func (c Config) validate() error {
 // Open builds the configured store and the Service over it. The returned
 // close function releases the store's connections.
 func Open(ctx context.Context, c Config, clk clock.Clock) (*tier1.Service, func() error, error) {
-	keys, err := token.ParseKeyRing(c.TokenKeys)
+	keys, err := keyRing(c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %w", err)
+		return nil, nil, err
 	}
 	var store tier1.Store
 	closeFn := func() error { return nil }
@@ -134,17 +142,29 @@ func Open(ctx context.Context, c Config, clk clock.Clock) (*tier1.Service, func(
 	return tier1.New(store, keys, clk, c.Service), closeFn, nil
 }
 
+func keyRing(c Config) (*token.KeyRing, error) {
+	if c.TokenKeys == "" && !c.MintsTokens {
+		// Never signs anything that leaves the process.
+		return token.NewKeyRing("unused", []byte(token.RandomSecret()))
+	}
+	keys, err := token.ParseKeyRing(c.TokenKeys)
+	if err != nil {
+		return nil, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %w", err)
+	}
+	return keys, nil
+}
+
 // Boot is a Lambda's cold start: JSON logs on stdout, configuration from the
 // environment, the store and Service built once, EMF metrics on stdout. A
 // failure is logged with the variable to fix, and the caller exits.
-func Boot(ctx context.Context, function string) (Deps, Config, error) {
-	return boot(ctx, function, os.Stdout)
+func Boot(ctx context.Context, function string, mintsTokens bool) (Deps, Config, error) {
+	return boot(ctx, function, mintsTokens, os.Stdout)
 }
 
-func boot(ctx context.Context, function string, out io.Writer) (Deps, Config, error) {
+func boot(ctx context.Context, function string, mintsTokens bool, out io.Writer) (Deps, Config, error) {
 	logger := slog.New(slog.NewJSONHandler(out, nil)).With("fn", function)
 	slog.SetDefault(logger)
-	cfg, err := FromEnv()
+	cfg, err := FromEnv(mintsTokens)
 	if err != nil {
 		logger.Error("tier1 config", "err", err)
 		return Deps{}, Config{}, err
