@@ -56,12 +56,12 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		writeError(w, http.StatusInternalServerError, "internal", "internal error")
 	}
-	setErrCode(w, err)
+	logCause(w, err)
 }
 
-// setErrCode lets the request log show the underlying error without ever
+// logCause lets the request log show the underlying error without ever
 // sending it to the client.
-func setErrCode(w http.ResponseWriter, err error) {
+func logCause(w http.ResponseWriter, err error) {
 	if rec, ok := w.(*recorder); ok {
 		rec.err = err
 	}
