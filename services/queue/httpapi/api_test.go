@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,25 @@ func TestIdentity(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestNoTier1KeysMeansHeaderOnly: a deployment without VWR_TIER1_TOKEN_KEYS
+// cannot verify passes, so a bearer token there is the site's own business
+// and the trusted header decides.
+func TestNoTier1KeysMeansHeaderOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{userHeader: "X-User-Id"})
+	api := httpapi.New(b.svc, httpapi.Config{UserHeader: "X-User-Id", Clock: b.clk})
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	ev := testenv.UniqueID(t)
+	h := userHdr("site-user")
+	h.Set("Authorization", "Bearer site-session-token")
+	if r := doAt(t, srv.URL, "POST", "/api/queue/check/"+ev, h, nil); r.status != 200 || r.str("status") != "active" {
+		t.Fatalf("check = %v", r)
+	}
+	r := doAt(t, srv.URL, "POST", "/api/queue/check/"+ev, bearer(b.pass(t, ev, "p1", 1)), nil)
+	wantError(t, r, 401, "unauthenticated")
 }
 
 func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
