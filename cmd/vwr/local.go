@@ -95,8 +95,8 @@ type localStack struct {
 	jobs     []func(context.Context)
 }
 
-// Handle registers h on the shared mux. A pattern registered twice is an
-// error reported at start-up, not a panic mid-way.
+// Handle registers h on the shared mux. A pattern registered twice is a
+// wiring bug and panics at start-up, naming the pattern.
 func (s *localStack) Handle(pattern string, h http.Handler) {
 	if s.patterns[pattern] {
 		panic(fmt.Sprintf("vwr local: route %q registered twice", pattern))
