@@ -295,8 +295,9 @@ func TestEndpointDownNeverBlocksAndCounts(t *testing.T) {
 	}
 }
 
+// TestBufferOverflowIsBoundedAndCounted is not parallel: it measures the
+// process heap, which parallel tests would inflate.
 func TestBufferOverflowIsBoundedAndCounted(t *testing.T) {
-	t.Parallel()
 	reg := prometheus.NewRegistry()
 	cfg := enabled("http://127.0.0.1:1/000000000000/q-admitted.fifo")
 	cfg.BufferSize = 100
