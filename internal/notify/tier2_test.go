@@ -66,6 +66,9 @@ func TestCheckUnaffectedBySQSOutage(t *testing.T) {
 	cfg := enabled("http://127.0.0.1:1/000000000000/down-admitted.fifo")
 	cfg.BufferSize = 100
 	cfg.SendTimeout = 500 * time.Millisecond
+	// Slow retries keep the sender behind however slowly the checks arrive,
+	// so the buffer surely overflows.
+	cfg.RetryBackoff = time.Second
 	p, err := notify.New(cfg, sqsClient(t, closedEndpoint(t)), notify.Options{})
 	if err != nil {
 		t.Fatal(err)
