@@ -2,7 +2,10 @@ package queue
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
@@ -208,7 +211,7 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	}
 	v.NextPoll = NextPoll(StatusActive, 0)
 	v.ExpiresAt = snap.ExpiresAt
-	jti := token.NewTokenID()
+	jti := EntryTokenID(eventID, userID, snap.ExpiresAt)
 	tok, err := s.keys.IssueEntry(token.Entry{
 		EventID:   eventID,
 		UserID:    userID,
@@ -225,6 +228,14 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 		s.obs.Admitted(eventID, 1)
 	}
 	return v, nil
+}
+
+// EntryTokenID is the jti of the entry token for one admission. It is derived
+// from the admission itself, so every re-mint while the user stays active
+// carries the same jti, and the worker can report it before any token exists.
+func EntryTokenID(eventID, userID string, expiresAt time.Time) string {
+	sum := sha256.Sum256([]byte(eventID + "\x00" + userID + "\x00" + strconv.FormatInt(expiresAt.UnixMilli(), 10)))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // minRateSamples is how many admissions in the last RateWindow the measured

@@ -627,3 +627,38 @@ func TestConcurrentChecksAndWorkers(t *testing.T) {
 		t.Fatalf("%d active after a pass; threshold %d", b.rec.maxActive, threshold)
 	}
 }
+
+// The worker admits before any token exists; the jti it reports must be the
+// one the user's next check mints, so SQS consumers can correlate the two.
+func TestWorkerAdmissionJTIMatchesMintedToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, ActiveTTL: time.Minute})
+	b.check(t, "first", 1)
+	if v := b.check(t, "second", 2); v.Status != queue.StatusQueued {
+		t.Fatalf("second: %+v", v)
+	}
+	if _, err := b.svc.Leave(b.ctx, b.ev, "first"); err != nil {
+		t.Fatal(err)
+	}
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("AdmitOnce = %d, %v", n, err)
+	}
+	b.rec.mu.Lock()
+	adm := b.rec.admissions[len(b.rec.admissions)-1]
+	b.rec.mu.Unlock()
+	if adm.UserID != "second" || adm.EntryJTI == "" {
+		t.Fatalf("worker admission %+v", adm)
+	}
+	for i := 0; i < 2; i++ { // re-mints keep the jti
+		b.clk.Advance(time.Second)
+		v := b.check(t, "second", 2)
+		ent, err := b.keys.VerifyEntry(v.EntryToken, b.ev, b.clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ent.ID != adm.EntryJTI {
+			t.Fatalf("minted jti %q, worker reported %q", ent.ID, adm.EntryJTI)
+		}
+	}
+}

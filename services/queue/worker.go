@@ -157,7 +157,7 @@ func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
 		return 0, unavailable("admit", eventID, err)
 	}
 	for _, uid := range res.Admitted {
-		s.notify.Admitted(Admission{EventID: eventID, UserID: uid, ExpiresAt: res.ExpiresAt, AdmittedAt: now})
+		s.notify.Admitted(Admission{EventID: eventID, UserID: uid, EntryJTI: EntryTokenID(eventID, uid, res.ExpiresAt), ExpiresAt: res.ExpiresAt, AdmittedAt: now})
 	}
 	if len(res.Admitted) > 0 {
 		s.obs.Admitted(eventID, len(res.Admitted))
