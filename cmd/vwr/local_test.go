@@ -89,7 +89,7 @@ func TestDispatch(t *testing.T) {
 	}{
 		{nil, exitUsage, "usage: vwr <command>", ""},
 		{[]string{"loadtest"}, exitUsage, `unknown command "loadtest"`, ""},
-		{[]string{"admin"}, exitUsage, `unknown command "admin"`, ""},
+		{[]string{"nope"}, exitUsage, `unknown command "nope"`, ""},
 		{[]string{"help"}, exitOK, "", "local "},
 	}
 	for _, tc := range tests {

@@ -239,5 +239,8 @@ type localTier1 interface {
 
 // localTier1Service is the Tier 1 service `vwr local` runs, or nil.
 func localTier1Service(s *localStack) localTier1 {
-	return nil // TODO: wire to the Tier 1 extension once it lands
+	if svc := tier1Of(s); svc != nil {
+		return svc
+	}
+	return nil
 }

@@ -63,7 +63,8 @@ func (h *Check) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		}), nil)
 	}
 	resp := jsonResponse(200, admittedResponse{Admitted: true, Token: res.Token, Position: res.Position, ExpiresAt: res.ExpiresAt.UTC()})
-	maxAge := int(res.ExpiresAt.Sub(h.d.Clock.Now()).Seconds())
+	// The pass was minted a moment ago; round so the cookie says 600, not 599.
+	maxAge := int(res.ExpiresAt.Sub(h.d.Clock.Now()).Round(time.Second) / time.Second)
 	cookie := &http.Cookie{
 		Name: CookieName, Value: res.Token, Path: "/", MaxAge: max(maxAge, 1),
 		SameSite: http.SameSiteLaxMode, HttpOnly: true, Secure: !h.d.InsecureCookie,
