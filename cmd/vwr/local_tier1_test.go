@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -197,5 +196,4 @@ func TestAdminCLISigV4(t *testing.T) {
 	if r := apiRegion("k7x2q9ab1c.execute-api.ap-northeast-2.amazonaws.com"); r != "ap-northeast-2" {
 		t.Errorf("apiRegion = %q", r)
 	}
-	_ = fmt.Sprint()
 }
