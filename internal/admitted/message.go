@@ -34,9 +34,9 @@ var ErrMalformed = errors.New("admitted: malformed message")
 // Message is the body of one SQS notification. It deliberately carries the
 // entry token's id (jti) and never the bearer token itself: anyone able to
 // read the queue could otherwise walk through the gate as that user.
-// EntryTokenID is set for direct admissions in check, which mint the token
-// there; the worker admits without minting (the user's next poll does), so
-// its messages carry none.
+// EntryTokenID is derived by the queue from the admission (queue.EntryTokenID),
+// so the worker can report it before the token is minted; it is optional here
+// so older producers still parse.
 type Message struct {
 	Action       string    `json:"action"`
 	EventID      string    `json:"eventId"`

@@ -19,6 +19,7 @@ import (
 	"github.com/vwr-go/vwr/internal/admitted"
 	"github.com/vwr-go/vwr/internal/notify"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/app"
 )
 
@@ -119,9 +120,9 @@ func TestCheckUnaffectedBySQSOutage(t *testing.T) {
 	}
 }
 
-// TestBothAdmissionPathsPublish: direct entries in check carry the entry
-// token's jti; worker admissions (no token minted yet) carry none. Both
-// arrive on the FIFO queue.
+// TestBothAdmissionPathsPublish: direct entries in check (u0…u2) and the
+// worker's admissions (u3…u5, after the first three leave) both arrive on
+// the FIFO queue, each carrying the jti its entry token has (or will have).
 func TestBothAdmissionPathsPublish(t *testing.T) {
 	t.Parallel()
 	c := sqsClient(t, testenv.Moto(t))
@@ -138,6 +139,9 @@ func TestBothAdmissionPathsPublish(t *testing.T) {
 			t.Fatalf("check u%d: %d %v %v", i, code, body, err)
 		}
 	}
+	if st := p.Stats(); st.Enqueued != 3 {
+		t.Fatalf("after 6 checks with threshold 3: %d admissions notified, want 3 direct ones", st.Enqueued)
+	}
 	for i := 0; i < 3; i++ {
 		if code, _, err := post(t, hc, srv.URL+"/api/queue/leave/"+ev, fmt.Sprintf("u%d", i)); err != nil || code != 200 {
 			t.Fatalf("leave u%d: %d %v", i, code, err)
@@ -146,9 +150,13 @@ func TestBothAdmissionPathsPublish(t *testing.T) {
 	if n, err := a.Worker.AdmitOnce(context.Background()); err != nil || n < 3 {
 		t.Fatalf("worker admitted %d, %v; want ≥ 3", n, err)
 	}
-	closeNow(t, p, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 
-	withJTI, withoutJTI := map[string]bool{}, map[string]bool{}
+	got := map[string]bool{}
 	for _, m := range receiveAll(t, c, url) {
 		msg, err := admitted.Parse(aws.ToString(m.Body))
 		if err != nil {
@@ -157,17 +165,15 @@ func TestBothAdmissionPathsPublish(t *testing.T) {
 		if msg.EventID != ev {
 			continue
 		}
-		if msg.EntryTokenID != "" {
-			withJTI[msg.UserID] = true
-		} else {
-			withoutJTI[msg.UserID] = true
+		if want := queue.EntryTokenID(msg.EventID, msg.UserID, msg.ExpiresAt); msg.EntryTokenID != want {
+			t.Errorf("%s: entryTokenId %q, want the token's jti %q", msg.UserID, msg.EntryTokenID, want)
 		}
+		got[msg.UserID] = true
 	}
-	if len(withJTI) != 3 || !withJTI["u0"] || !withJTI["u2"] {
-		t.Fatalf("direct admissions published = %v, want u0…u2 with a jti", withJTI)
-	}
-	if len(withoutJTI) != 3 || !withoutJTI["u3"] || !withoutJTI["u5"] {
-		t.Fatalf("worker admissions published = %v, want u3…u5 without a jti", withoutJTI)
+	for i := 0; i < 6; i++ {
+		if !got[fmt.Sprintf("u%d", i)] {
+			t.Errorf("admission of u%d not published (got %v)", i, got)
+		}
 	}
 }
 
