@@ -20,6 +20,8 @@ type Config struct {
 	Region string
 	// Credentials replaces the SDK's credential chain (tests use static ones).
 	Credentials aws.CredentialsProvider
+	// HTTPClient replaces the SDK's HTTP client (tests serialize requests to moto).
+	HTTPClient aws.HTTPClient
 	// RetryMaxAttempts overrides the SDK's attempts per call (3); 0 keeps it.
 	RetryMaxAttempts int
 	// Retryer replaces the SDK's retryer (tests shorten the backoff).

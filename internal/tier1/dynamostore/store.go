@@ -97,6 +97,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
+		if cfg.HTTPClient != nil {
+			o.HTTPClient = cfg.HTTPClient
+		}
 		o.APIOptions = append(o.APIOptions, cfg.APIOptions...)
 	})
 	return NewWithClient(client, cfg), nil

@@ -1,8 +1,12 @@
 package dynamostore_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +36,33 @@ func fastRetryer(attempts int) func() aws.Retryer {
 	}
 }
 
+// serialClient sends one request at a time. moto evaluates a condition and
+// applies an update without a lock, so two concurrent requests can
+// interleave inside one UpdateItem; DynamoDB applies each item write
+// atomically. Serializing requests restores that per-request atomicity,
+// while the test's goroutines still interleave between requests, which is
+// where the races under test (advancers, counters, idempotency) live.
+type serialClient struct {
+	mu     sync.Mutex
+	client *http.Client
+}
+
+func (c *serialClient) Do(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
+
 // newStore returns a store on fresh, uniquely named tables in moto.
 func newStore(t *testing.T, cfg dynamostore.Config) *dynamostore.Store {
 	t.Helper()
@@ -44,6 +75,7 @@ func newStore(t *testing.T, cfg dynamostore.Config) *dynamostore.Store {
 	cfg.PositionsTable = "pos-" + id
 	cfg.Endpoint = endpoint
 	cfg.Region = "us-east-1"
+	cfg.HTTPClient = &serialClient{client: &http.Client{Timeout: 30 * time.Second}}
 	if cfg.Retryer == nil {
 		cfg.Retryer = fastRetryer(3)
 	}
