@@ -46,7 +46,6 @@ var pathParamRE = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
 func NewHTTPHandler(routes []Route) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range routes {
-		rt := rt
 		names := []string{}
 		for _, m := range pathParamRE.FindAllStringSubmatch(rt.Path, -1) {
 			names = append(names, m[1])
