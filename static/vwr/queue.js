@@ -13,11 +13,11 @@ const t = translator(lang);
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 
-/** eventFromLocation reads ?event= or the {event} of /events/{event}/queue. */
+/** eventFromLocation reads ?event= or the {event} of /events/{event} (where the demo site serves this page). */
 function eventFromLocation() {
   const q = params.get('event');
   if (q) return q;
-  const m = location.pathname.match(/^\/events\/([^/]+)\/queue\/?$/);
+  const m = location.pathname.match(/^\/events\/([^/]+)(?:\/queue)?\/?$/);
   if (!m) return '';
   try {
     return decodeURIComponent(m[1]);

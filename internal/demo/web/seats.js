@@ -51,9 +51,15 @@ function render(list) {
       b.type = 'button';
       b.className = `seat ${s.status}`;
       b.dataset.seat = s.id;
-      b.textContent = s.id.slice(1);
+      // Visible text is the seat number; screen readers hear "Seat B4, available".
       const what = { available: 'available', held: 'taken', mine: 'held by you' }[s.status];
-      b.setAttribute('aria-label', `Seat ${s.id}, ${what}`);
+      const before = document.createElement('span');
+      before.className = 'sr-only';
+      before.textContent = `Seat ${s.row}`;
+      const after = document.createElement('span');
+      after.className = 'sr-only';
+      after.textContent = `, ${what}`;
+      b.append(before, s.id.slice(1), after);
       b.setAttribute('aria-pressed', String(s.id === selected));
       b.disabled = s.status === 'held';
       b.addEventListener('click', () => select(s.id));
