@@ -6,8 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/lambdatest"
+	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/tier1"
+	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api/tier1apitest"
+	"github.com/vwr-go/vwr/internal/token"
 )
 
 type assignDoc struct {
@@ -87,5 +94,36 @@ func TestBootstrapBadConfig(t *testing.T) {
 	}
 	if !strings.Contains(fn.Logs(), "VWR_TIER1_TOKEN_KEYS is required") {
 		t.Fatalf("logs do not name the variable:\n%s", fn.Logs())
+	}
+}
+
+// TestBootstrapRedis: the same binary on the Redis store (VWR_TIER1_STORE=redis).
+func TestBootstrapRedis(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	addr := testenv.Redis(t) // private to this test binary: the fixture's keys cannot collide
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	secret := token.RandomSecret()
+	keys, err := token.NewKeyRing("t1", []byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := tier1.New(redisstore.New(rdb), keys, clock.System{}, tier1.Config{})
+	if _, err := svc.Activate(ctx, tier1apitest.FixtureEvent, 2, 10); err != nil {
+		t.Fatal(err)
+	}
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./lambdas/assign"), lambdatest.Options{Env: map[string]string{
+		"VWR_TIER1_STORE":      "redis",
+		"VWR_TIER1_REDIS_URL":  "redis://" + addr + "/0",
+		"VWR_TIER1_TOKEN_KEYS": "t1:" + secret,
+	}})
+	resp := tier1apitest.HTTPResponse(t, fn, fn.Invoke(t, tier1apitest.Fixture(t, "assign.apigw.json")))
+	d := tier1apitest.Body[assignDoc](t, resp)
+	if resp.StatusCode != 201 || !d.Active || d.Position < 1 || d.Position > 2 {
+		t.Fatalf("assign on Redis: %d %s", resp.StatusCode, resp.Body)
+	}
+	if chk, err := svc.Check(ctx, tier1apitest.FixtureEvent, d.RequestID); err != nil || chk.Position != d.Position {
+		t.Fatalf("position in Redis: %+v %v", chk, err)
 	}
 }
