@@ -6,7 +6,7 @@ GO        ?= go
 VENV      := .venv
 PY        := python3
 LAMBDAS   := $(notdir $(wildcard lambdas/*))
-APT_PKGS  := redis-server redis-tools chromium
+APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
 .PHONY: help run test testenv gotest build lambdas validate lint bench clean e2e

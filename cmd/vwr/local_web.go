@@ -108,7 +108,8 @@ func mountWeb(ctx context.Context, s *localStack) error {
 		return fmt.Errorf("set demo threshold: %w", err)
 	}
 	if f.crowd > 0 {
-		c := &crowd{s: s, t1: t1, event: f.event, size: f.crowd, stay: f.crowdStay, ctx: ctx}
+		c := &crowd{s: s, t1: t1, event: f.event, size: f.crowd, stay: f.crowdStay, ctx: ctx,
+			seats: demo.NewStore(s.Redis), venue: demoVenue(f.seats)}
 		pages = c.arriveWith(pages)
 	}
 	v := demoVenue(f.seats)
@@ -136,6 +137,8 @@ type crowd struct {
 	size  int
 	stay  time.Duration
 	ctx   context.Context // the process's: walkers outlive the request
+	seats *demo.Store
+	venue demo.Venue
 
 	mu     sync.Mutex
 	bursts int
@@ -219,6 +222,15 @@ func (c *crowd) walk(b bot) {
 		}
 		if !wait(time.Second) {
 			return
+		}
+	}
+	// Most people grab a seat while they are in; taken seats show on the map.
+	if rand.N(4) > 0 {
+		ids := c.venue.SeatIDs()
+		seat := ids[rand.N(len(ids))]
+		if _, err := c.seats.Hold(ctx, event, c.venue, seat, b.requestID, demo.DefaultHoldTTL, s.Clock.Now()); err != nil &&
+			!errors.Is(err, demo.ErrSeatTaken) && !errors.Is(err, demo.ErrSoldOut) {
+			log.Warn("demo crowd hold failed", "err", err)
 		}
 	}
 	// Stay a little longer or shorter than asked, as people do.

@@ -38,6 +38,8 @@ function render(list) {
     rows.get(s.row).push(s);
   }
   const frag = document.createDocumentFragment();
+  const perRow = Math.max(...[...rows.values()].map((r) => r.length));
+  map.style.setProperty('--per-row', String(perRow));
   for (const [row, rowSeats] of rows) {
     const line = document.createElement('div');
     line.className = 'row';
