@@ -259,7 +259,8 @@ func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, e
 }
 
 // Configure writes the settings, the shard items and the registry in one
-// transaction. Each existing shard is conditioned on "no position handed out
+// transaction (or, when the shard count is unchanged, just the event item
+// and the registry). Each existing shard is conditioned on "no position handed out
 // or already this shard count", so a shard-count change after the first
 // position cancels the whole transaction (tier1.ErrInvalidConfig).
 func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings, now time.Time) error {
@@ -269,7 +270,7 @@ func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings
 		return err
 	}
 	tbl := aws.String(s.cfg.EventsTable)
-	items := []types.TransactWriteItem{{Update: &types.Update{
+	eventUpdate := &types.Update{
 		TableName: tbl,
 		Key:       eventKey(eventID, skEvent),
 		UpdateExpression: aws.String("SET active = :a, paused = :p, shards = :n, batchSize = :b, updatedAt = :now, " +
@@ -278,7 +279,26 @@ func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings
 			":a": &types.AttributeValueMemberBOOL{Value: st.Active}, ":p": &types.AttributeValueMemberBOOL{Value: st.Paused},
 			":n": num(st.Shards), ":b": num(st.BatchSize), ":now": num(now.UnixMilli()), ":zero": num(0),
 		},
-	}}}
+	}
+	if sameShards(existing, st.Shards) {
+		// Shard count unchanged (pause, resume, new batch size): touch only
+		// the event item, so an admin change during a flood does not contend
+		// with the enters' ADDs on the shard items. The condition sends a
+		// concurrent shard change down the transactional path below.
+		fast := *eventUpdate
+		fast.ConditionExpression = aws.String("shards = :n")
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: fast.TableName, Key: fast.Key, UpdateExpression: fast.UpdateExpression,
+			ConditionExpression: fast.ConditionExpression, ExpressionAttributeValues: fast.ExpressionAttributeValues,
+		})
+		switch {
+		case err == nil:
+			return s.register(ctx, eventID, st.Active)
+		case !conditionFailed(err):
+			return wrap("configure "+eventID, err)
+		}
+	}
+	items := []types.TransactWriteItem{{Update: eventUpdate}}
 	for k := 0; k < st.Shards; k++ {
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                 tbl,
@@ -298,14 +318,10 @@ func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings
 			}})
 		}
 	}
-	op := "DELETE"
-	if st.Active {
-		op = "ADD"
-	}
 	items = append(items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                 tbl,
 		Key:                       eventKey(registryPK, registrySK),
-		UpdateExpression:          aws.String(op + " ids :id"),
+		UpdateExpression:          aws.String(registryOp(st.Active) + " ids :id"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberSS{Value: []string{eventID}}},
 	}})
 	if len(items) > maxTransacts {
@@ -319,6 +335,40 @@ func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings
 		return wrap("configure "+eventID, err)
 	}
 	return nil
+}
+
+// sameShards reports whether the existing shard items are exactly 0..n-1.
+func sameShards(existing []int, n int) bool {
+	if len(existing) != n {
+		return false
+	}
+	for _, k := range existing {
+		if k < 0 || k >= n {
+			return false
+		}
+	}
+	return true
+}
+
+// register adds the event to, or removes it from, the active-events registry.
+func (s *Store) register(ctx context.Context, eventID string, active bool) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.cfg.EventsTable),
+		Key:                       eventKey(registryPK, registrySK),
+		UpdateExpression:          aws.String(registryOp(active) + " ids :id"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberSS{Value: []string{eventID}}},
+	})
+	if err != nil {
+		return wrap("register "+eventID, err)
+	}
+	return nil
+}
+
+func registryOp(active bool) string {
+	if active {
+		return "ADD"
+	}
+	return "DELETE"
 }
 
 func (s *Store) shardIndexes(ctx context.Context, eventID string) ([]int, error) {
