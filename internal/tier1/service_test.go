@@ -28,7 +28,8 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	// No client retries: the outage test wants the failure, not a wait.
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1, DialTimeout: time.Second})
 	t.Cleanup(func() { _ = rdb.Close() })
 	st := redisstore.New(rdb)
 	clk := clock.NewManual(storetest.Epoch)
@@ -174,5 +175,43 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Fatalf("%s=%s: %v, want an error naming it", tc.name, tc.value, err)
 			}
 		})
+	}
+}
+
+// A store outage surfaces as ErrUnavailable (503 + Retry-After), never as a
+// pass-through: failing open is only for events that are not active.
+func TestStoreOutageIsUnavailable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.svc.Activate(b.ctx, "ev", 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	b.mr.Close()
+	b.clk.Advance(2 * time.Second) // past the snapshot cache
+	calls := map[string]func() error{
+		"Assign":   func() error { _, err := b.svc.Assign(b.ctx, "ev", ""); return err },
+		"Check":    func() error { _, err := b.svc.Check(b.ctx, "ev", "rid"); return err },
+		"Status":   func() error { _, err := b.svc.Status(b.ctx, "ev"); return err },
+		"Activate": func() error { _, err := b.svc.Activate(b.ctx, "ev", 1, 10); return err },
+		"Advance":  func() error { _, err := b.svc.AdvanceBy(b.ctx, "ev", 1); return err },
+		"Tick":     func() error { _, err := b.svc.Tick(b.ctx); return err },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, tier1.ErrUnavailable) {
+			t.Errorf("%s during an outage: %v, want ErrUnavailable", name, err)
+		}
+	}
+}
+
+func BenchmarkNextServing64Shards(b *testing.B) {
+	counters := make([]int64, 64)
+	for k := range counters {
+		counters[k] = 1_000_000 + int64(k*37%101)
+	}
+	top := tier1.MaxAssigned(counters, 64)
+	for b.Loop() {
+		if s := tier1.NextServing(counters, 64, top/2, 500); s <= top/2 {
+			b.Fatal("no progress")
+		}
 	}
 }
