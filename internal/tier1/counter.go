@@ -149,16 +149,21 @@ func NextPoll(peopleAhead int64, estimatedWait int) int {
 }
 
 // FairnessBound is how far out of arrival order (in positions) any of the
-// first n visitors can be when each picks one of `shards` shards at random,
-// except with probability delta: shards + sqrt(2·n·(shards−1)·ln(4·shards/delta)).
-// Visitor i's position is i plus shards × (its shard's count − i/shards), a
-// random walk with variance i·(shards−1); Lévy's maximal inequality and a
-// Gaussian tail bound each walk's excursion, and a union bound covers the
-// shards. One shard is exact arrival order (0). docs/tier1-design.md derives it.
+// first n visitors can be when each picks one of N = shards shards at
+// random, except with probability delta. Visitor i's position minus i is
+// at most N−1 plus |N·C_k(i) − i| for its shard k; each N·C_k(t) − t is a
+// martingale with increments in {N−1, −1} and variance n·(N−1) after n
+// steps, so Freedman's maximal inequality with a union bound over the
+// shards gives N + a, where a solves a² = 2L·(n(N−1) + N·a/3) and
+// L = ln(2N/delta). One shard is exact arrival order (0).
+// docs/tier1-design.md derives it.
 func FairnessBound(n int64, shards int, delta float64) int64 {
 	if shards <= 1 || n <= 0 {
 		return 0
 	}
-	v := 2 * float64(n) * float64(shards-1) * math.Log(4*float64(shards)/delta)
-	return int64(shards) + int64(math.Ceil(math.Sqrt(v)))
+	N := float64(shards)
+	L := math.Log(2 * N / delta)
+	b := N * L / 3
+	a := b + math.Sqrt(b*b+2*float64(n)*(N-1)*L)
+	return int64(shards) + int64(math.Ceil(a))
 }
