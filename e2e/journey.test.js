@@ -53,6 +53,7 @@ async function block(event, uid) {
   const r = await api(vwr.base, 'POST', `/api/queue/check/${event}`, { headers: { 'X-User-Id': uid } });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.status, 'active', `blocker ${uid} should take the free slot: ${r.text}`);
+  return r.body.entryToken;
 }
 
 async function unblock(event, uid) {
@@ -89,83 +90,137 @@ async function noSeriousA11y(page, what) {
 
 // --- tests ---------------------------------------------------------------
 
+/**
+ * crowd puts other people into both tiers through the real APIs, so the
+ * pages show a real line: `early` people who already passed Tier 1 and wait
+ * in Tier 2 ahead of the visitor, and `late` Tier 1 positions that never come
+ * to check. Returns the Tier 1 passes of the early ones (to leave later).
+ */
+async function crowd(event, early, late) {
+  const assign = async (i, tag) => {
+    const r = await api(vwr.base, 'POST', `/vwr-api/vwr/assign/${event}`, { headers: { 'Idempotency-Key': `${tag}-${Date.now()}-${i}` } });
+    assert.equal(r.status, 201, r.text);
+    return r.body;
+  };
+  const first = [];
+  for (let i = 0; i < early; i++) first.push(await assign(i, 'early'));
+  assert.equal((await tier1('advance', event, { by: early })).status, 200);
+  const passes = [];
+  for (const a of first) {
+    const c = await api(vwr.base, 'GET', `/vwr-api/vwr/check/${event}/${a.requestId}`);
+    assert.equal(c.body.admitted, true, c.text);
+    const q = await api(vwr.base, 'POST', `/api/queue/check/${event}`, { token: c.body.token });
+    assert.equal(q.body.status, 'queued', q.text);
+    passes.push(c.body.token);
+  }
+  for (let i = 0; i < late; i++) await assign(i, 'late');
+  return passes;
+}
+
 for (const [kind, viewport] of Object.entries(VIEWPORTS)) {
   test(`one visitor walks the whole way to a held seat (${kind})`, async () => {
     const event = 'demo';
     const blocker = `blocker-${kind}`;
     await tier1('pause', event);
-    await block(event, blocker);
+    const entry = await block(event, blocker);
+    const passes = await crowd(event, 4, 18);
     // bypassCSP lets the test inject axe-core; the pages themselves run under their strict CSP.
     const ctx = await browser.newContext({ viewport, locale: 'en-US', bypassCSP: true });
     const page = await ctx.newPage();
     try {
-      await walk(ctx, page, event, blocker);
+      await walk({ ctx, page, event, blocker, entry, passes });
     } finally {
-      // Free both slots whatever happened, so later tests start clean.
+      // Free every slot and place whatever happened, so later tests start clean.
       await unblock(event, blocker).catch(() => {});
+      for (const token of passes) await api(vwr.base, 'POST', `/api/queue/leave/${event}`, { token }).catch(() => {});
       await inPage(page, 'POST', `/api/queue/leave/${event}`).catch(() => {});
-      await tier1('resume', event);
       await ctx.close();
     }
   });
 }
 
-async function walk(ctx, page, event, blocker) {
-  {
-    // 1. The event page sends a visitor without a Tier 1 pass to the waiting room.
-    await page.goto(`${vwr.base}/events/${event}`);
-    assert.equal(path(page), `/vwr/?event=${event}&return=%2Fevents%2F${event}`);
-    await waitStage(page, 'waiting');
-    const pos = await position(page);
-    assert.ok(pos >= 1, `Tier 1 position ${pos}`);
-    assert.equal(await cookie(ctx, 'urr-vwr-token'), undefined, 'no pass while waiting');
-    await page.waitForTimeout(300);
-    await screenshot(page, '1-waiting-room');
-    await noSeriousA11y(page, 'Tier 1 waiting page');
+async function walk({ ctx, page, event, blocker, entry, passes }) {
+  // 1. The event page sends a visitor without a Tier 1 pass to the waiting room.
+  await page.goto(`${vwr.base}/events/${event}`);
+  assert.equal(path(page), `/vwr/?event=${event}&return=%2Fevents%2F${event}`);
+  await waitStage(page, 'waiting');
+  const pos = await position(page);
+  const before = await tier1Status(event);
+  assert.equal(pos, before.maxAssigned, 'the visitor is last in line');
+  assert.equal(await cookie(ctx, 'urr-vwr-token'), undefined, 'no pass while waiting');
+  // The line moves while they wait; the page follows on its own.
+  assert.equal((await tier1('advance', event, { by: 8 })).status, 200);
+  await waitFor(async () => Number((await page.getByTestId('serving').textContent()).replace(/\D/g, '')) === before.servingCounter + 8,
+    { timeout: 10000, what: 'page shows the new serving counter' });
+  assert.equal(await page.getByTestId('ahead').textContent(), String(pos - before.servingCounter - 8 - 1));
+  assert.notEqual(await page.locator('#progress').getAttribute('aria-valuenow'), '0');
+  await page.waitForTimeout(700); // let the progress bar finish its transition
+  await screenshot(page, '1-waiting-room');
+  await noSeriousA11y(page, 'Tier 1 waiting page');
 
-    // 2. Tier 1 lets them in: the pass cookie is set and they are back on the event page, now in the Tier 2 line.
-    assert.equal((await tier1('resume', event)).status, 200);
-    await waitStage(page, 'queued', 30000);
-    assert.equal(path(page), `/events/${event}`);
-    const pass = await cookie(ctx, 'urr-vwr-token');
-    assert.ok(pass?.value, 'urr-vwr-token set');
-    assert.equal(pass.httpOnly, true);
-    assert.equal(pass.path, '/');
-    assert.equal(await page.getByTestId('ahead').textContent(), '0');
-    assert.equal(await page.getByTestId('users').textContent(), '1 of 1');
-    await page.waitForTimeout(300);
-    await screenshot(page, '2-queue');
-    await noSeriousA11y(page, 'Tier 2 queue page');
-    await tier1('pause', event);
+  // 2. Tier 1 lets them in: the pass cookie is set and they are back on the event page, in the Tier 2 line.
+  assert.equal((await tier1('advance', event, { by: 1000 })).status, 200);
+  await waitStage(page, 'queued', 30000);
+  assert.equal(path(page), `/events/${event}`);
+  const pass = await cookie(ctx, 'urr-vwr-token');
+  assert.ok(pass?.value, 'urr-vwr-token set');
+  assert.equal(pass.httpOnly, true);
+  assert.equal(pass.path, '/');
+  // Two people without a Tier 1 pass join after them (behind), as the gateway header identifies them.
+  for (const uid of [`late-${blocker}-1`, `late-${blocker}-2`]) {
+    await api(vwr.base, 'POST', `/api/queue/check/${event}`, { headers: { 'X-User-Id': uid } });
+  }
+  await waitFor(async () => (await page.getByTestId('behind').textContent()) === '2', { timeout: 5000, what: 'two behind' });
+  assert.equal(await position(page), passes.length + 1);
+  assert.equal(await page.getByTestId('ahead').textContent(), String(passes.length));
+  assert.equal(await page.getByTestId('users').textContent(), '1 of 1');
+  await page.waitForTimeout(300);
+  await screenshot(page, '2-queue');
+  await noSeriousA11y(page, 'Tier 2 queue page');
 
-    // 3. The slot frees: the entry cookie is set and the same URL shows the seat page.
-    await unblock(event, blocker);
-    await waitStage(page, ['seats', 'held'], 15000);
-    assert.equal(path(page), `/events/${event}`);
-    const entry = await cookie(ctx, 'urr-entry-token');
-    assert.ok(entry?.value, 'urr-entry-token set');
-    assert.equal(entry.httpOnly, true);
-    assert.equal(entry.sameSite, 'Strict');
-    await page.locator('.seat.available').first().waitFor();
-    await screenshot(page, '3-seats');
-    await noSeriousA11y(page, 'seat page');
+  // Others hold a few seats in the meantime, with the blocker's entry token.
+  // (Different seats per run: holds last five minutes.)
+  const othersSeats = blocker.endsWith('phone') ? ['A3', 'A4', 'B6'] : ['A6', 'B2', 'B3'];
+  for (const seatId of othersSeats) {
+    const r = await api(vwr.base, 'POST', `/api/seats/${event}/hold`, { body: { seatId }, headers: { 'x-queue-entry-token': entry } });
+    assert.ok([200, 201].includes(r.status), r.text);
+  }
 
-    // 4. Hold a seat.
-    const seat = page.locator('.seat.available').first();
-    const seatId = await seat.getAttribute('data-seat');
-    await seat.click();
-    await page.locator('#hold').click();
-    await waitStage(page, 'held', 10000);
-    assert.match(await page.getByTestId('message').textContent(), new RegExp(`Seat ${seatId} is held for you until`));
-    await screenshot(page, '4-held');
-    const list = await inPage(page, 'GET', `/api/seats/${event}`);
-    assert.equal(list.status, 200);
-    assert.equal(list.body.seats.find((s) => s.id === seatId).status, 'mine');
-    assert.equal(list.body.remaining, list.body.total - list.body.seats.filter((s) => s.status !== 'available').length);
-    // Without the entry cookie the seat API refuses.
-    const again = await api(vwr.base, 'GET', `/api/seats/${event}`);
-    assert.equal(again.status, 403);
+  // 3. The people ahead leave and the slot frees: the entry cookie is set and the same URL shows the seat page.
+  for (const token of passes) assert.equal((await api(vwr.base, 'POST', `/api/queue/leave/${event}`, { token })).status, 200);
+  await unblock(event, blocker);
+  await waitStage(page, ['seats', 'held'], 15000);
+  assert.equal(path(page), `/events/${event}`);
+  const entryCookie = await cookie(ctx, 'urr-entry-token');
+  assert.ok(entryCookie?.value, 'urr-entry-token set');
+  assert.equal(entryCookie.httpOnly, true);
+  assert.equal(entryCookie.sameSite, 'Strict');
+  await page.locator('.seat.available').first().waitFor();
+  assert.equal(await page.locator(`.seat[data-seat="${othersSeats[0]}"]`).isDisabled(), true, 'a seat held by someone else is taken');
+  await screenshot(page, '3-seats');
+  await noSeriousA11y(page, 'seat page');
 
+  // 4. Hold a seat.
+  const seat = page.locator('.seat.available').nth(4);
+  const seatId = await seat.getAttribute('data-seat');
+  await seat.click();
+  await page.locator('#hold').click();
+  await waitStage(page, 'held', 10000);
+  assert.match(await page.getByTestId('message').textContent(), new RegExp(`Seat ${seatId} is held for you until`));
+  await screenshot(page, '4-held');
+  const list = await inPage(page, 'GET', `/api/seats/${event}`);
+  assert.equal(list.status, 200);
+  assert.equal(list.body.seats.find((s) => s.id === seatId).status, 'mine');
+  assert.equal(list.body.remaining, list.body.total - list.body.seats.filter((s) => s.status !== 'available').length);
+  // Someone else cannot take it.
+  const taken = await api(vwr.base, 'POST', `/api/seats/${event}/hold`, { body: { seatId }, headers: { 'x-queue-entry-token': entry } });
+  assert.equal(taken.status, 409);
+  assert.equal(taken.body.code, 'seat_taken');
+  // Without the entry cookie the seat API refuses.
+  assert.equal((await api(vwr.base, 'GET', `/api/seats/${event}`)).status, 403);
+  // The people who joined behind leave too.
+  for (const uid of [`late-${blocker}-1`, `late-${blocker}-2`]) {
+    await api(vwr.base, 'POST', `/api/queue/leave/${event}`, { headers: { 'X-User-Id': uid } });
   }
 }
 
