@@ -177,3 +177,21 @@ test('Tier 2 page: no Tier 1 pass sends the visitor to the waiting room', async 
   assert.equal(u.searchParams.get('return'), '/events/demo');
   await p.context().close();
 });
+
+test('Tier 2 page stops redirecting when the entry cookie never sticks', async () => {
+  const ctx = await browser.newContext();
+  const p = await ctx.newPage();
+  // The "seat page" without a stored entry cookie is the queue page again.
+  const queueHtml = await (await fetch(`${vwr.base}/vwr/queue.html`)).text();
+  await p.route(isOrigin, (r) => r.fulfill({ status: 200, contentType: 'text/html', body: queueHtml }));
+  let checks = 0;
+  await p.route('**/api/queue/check/**', (r) => {
+    checks += 1;
+    r.fulfill(json(200, { queued: false, status: 'active', eventId: 'demo', position: 0, entryToken: 'x', threshold: 3, currentUsers: 1, nextPoll: 3 }));
+  });
+  await p.goto(`${vwr.base}/events/demo`);
+  await waitStage(p, 'error', 20000);
+  assert.match(await p.getByTestId('status').textContent(), /allow cookies/);
+  assert.equal(checks, 4);
+  await ctx.close();
+});

@@ -115,7 +115,7 @@ test('formatWait is short and never negative', () => {
   const t = translator('en');
   assert.equal(formatWait(t, 30), '< 1 min');
   assert.equal(formatWait(t, 125), '2 min');
-  assert.equal(formatWait(t, 3900), '1 h 5 min');
+  assert.equal(formatWait(t, 3900), '1h 5m');
   assert.equal(formatWait(t, -1), 'Calculating…');
   assert.equal(formatWait(t, Number.NaN), 'Calculating…');
 });

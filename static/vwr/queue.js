@@ -80,6 +80,23 @@ function render(v) {
   }
 }
 
+// redirectLoop counts recent "active" answers in this tab. The seat page
+// sends a visitor without a stored entry cookie back here, so three within a
+// minute mean cookies are blocked, and redirecting again would loop forever.
+function redirectLoop() {
+  const key = `vwr:active:${event}`;
+  const now = Date.now();
+  let recent = [];
+  try {
+    recent = JSON.parse(sessionStorage.getItem(key) || '[]').filter((ts) => now - ts < 60000);
+    recent.push(now);
+    sessionStorage.setItem(key, JSON.stringify(recent));
+  } catch {
+    return false;
+  }
+  return recent.length > 3;
+}
+
 function go(path) {
   setTimeout(() => location.replace(path), 400);
 }
@@ -96,10 +113,16 @@ async function loop(gen) {
       if (gen !== generation) return;
       failures = 0;
       if (body.status === 'active') {
+        $('leave').disabled = true;
+        if (redirectLoop()) {
+          // The seat page keeps sending us back: the entry cookie is not being stored.
+          setStage('error');
+          status(t('err.cookies'), 'bad');
+          return;
+        }
         setStage('active');
         status(t('status.active'), 'ok');
         setText($('live'), t('status.active'));
-        $('leave').disabled = true;
         go(seatPath);
         return;
       }
