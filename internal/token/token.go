@@ -25,6 +25,11 @@ const (
 	AudienceEntry = "vwr-entry"
 )
 
+// MaxClockSkew is how far in the future a token's iat may lie. The tiers run
+// on different hosts (Lambda and the queue service), so a pass minted a moment
+// ago by a clock slightly ahead must still verify; exp is checked strictly.
+const MaxClockSkew = 30 * time.Second
+
 // MinSecretLen is the shortest accepted HMAC secret, in bytes. HS256 keys
 // shorter than the hash output weaken the MAC.
 const MinSecretLen = 32
@@ -132,7 +137,6 @@ func (r *KeyRing) parse(raw string, claims jwt.Claims, aud string, now time.Time
 		jwt.WithAudience(aud),
 		jwt.WithIssuer(Issuer),
 		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(func() time.Time { return now }),
 	)
 	if _, err := p.ParseWithClaims(raw, claims, r.keyFunc); err != nil {
@@ -140,6 +144,13 @@ func (r *KeyRing) parse(raw string, claims jwt.Claims, aud string, now time.Time
 			return ErrExpired
 		}
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	iat, err := claims.GetIssuedAt()
+	if err != nil || iat == nil {
+		return fmt.Errorf("%w: missing iat", ErrInvalid)
+	}
+	if iat.Time.After(now.Add(MaxClockSkew)) {
+		return fmt.Errorf("%w: issued in the future", ErrInvalid)
 	}
 	return nil
 }

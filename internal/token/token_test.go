@@ -194,6 +194,7 @@ func TestRejections(t *testing.T) {
 		{"entry wrong issuer", "entry", hs(with(entryClaims("ev1"), "iss", "urr")), "ev1", now, token.ErrInvalid},
 		{"entry without exp", "entry", hs(with(entryClaims("ev1"), "exp", nil)), "ev1", now, token.ErrInvalid},
 		{"entry issued in the future", "entry", hs(with(entryClaims("ev1"), "iat", now.Add(time.Hour).Unix())), "ev1", now, token.ErrInvalid},
+		{"entry without iat", "entry", hs(with(entryClaims("ev1"), "iat", nil)), "ev1", now, token.ErrInvalid},
 		{"entry without uid", "entry", hs(with(entryClaims("ev1"), "uid", nil)), "ev1", now, token.ErrInvalid},
 		{"tier1 with tier 2", "tier1", hs(with(tier1Claims("ev1"), "tier", 2)), "ev1", now, token.ErrInvalid},
 		{"tier1 with position 0", "tier1", hs(with(tier1Claims("ev1"), "pos", 0)), "ev1", now, token.ErrInvalid},
@@ -266,5 +267,27 @@ func TestKeyRingConstruction(t *testing.T) {
 	}
 	if r, err := token.ParseKeyRing(" k1:" + secret1 + " , k2:" + secret2); err != nil || r.SigningKid() != "k1" {
 		t.Fatalf("spaced spec: %v", err)
+	}
+}
+
+// A pass minted by a host whose clock runs a little ahead must verify; one
+// beyond MaxClockSkew must not.
+func TestIssuedAtClockSkew(t *testing.T) {
+	t.Parallel()
+	r := ring(t, "k1:"+secret1)
+	now := time.Unix(1_800_000_000, 0)
+	for _, tc := range []struct {
+		ahead time.Duration
+		ok    bool
+	}{{0, true}, {10 * time.Second, true}, {token.MaxClockSkew, true}, {token.MaxClockSkew + time.Second, false}} {
+		raw, err := r.IssueTier1(token.Tier1{Subject: "r1", EventID: "ev1", Position: 3,
+			IssuedAt: now.Add(tc.ahead), ExpiresAt: now.Add(10 * time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.VerifyTier1(raw, "ev1", now)
+		if (err == nil) != tc.ok {
+			t.Errorf("iat %v ahead: err = %v, want ok=%v", tc.ahead, err, tc.ok)
+		}
 	}
 }
