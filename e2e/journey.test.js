@@ -339,7 +339,8 @@ test('Leave queue gives up the place, and a freed slot admits the next person wi
   await unblock(event, 'leave-blocker');
   await waitFor(async () => (await inPage(b, 'GET', `/api/queue/status/${event}`)).body.status === 'active', { timeout: 5000, interval: 25, what: 'b active' });
   const took = Date.now() - t0;
-  assert.ok(took <= WORKER_MS + 250, `b admitted ${took} ms after the slot freed; worker interval is ${WORKER_MS} ms`);
+  // One interval, plus slack for the two HTTP round trips that measure it on a busy machine.
+  assert.ok(took <= WORKER_MS + 400, `b admitted ${took} ms after the slot freed; worker interval is ${WORKER_MS} ms`);
   await waitStage(b, ['seats', 'held'], 10000);
   await a.context().close();
   await b.context().close();
