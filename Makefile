@@ -23,7 +23,7 @@ test: testenv lint validate lambdas gotest e2e ## install test backends, then ru
 gotest: ## run the Go tests (needs `make testenv` once)
 	$(GO) test -count=1 -timeout 20m ./...
 
-testenv: ## install missing test backends (redis-server, .venv with moto/sam/cfn-lint)
+testenv: ## install missing test backends (redis-server, chromium, .venv with moto/sam/cfn-lint, e2e npm packages)
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
