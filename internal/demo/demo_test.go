@@ -400,3 +400,25 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// Redis may expire a hold before the injected clock passes its expiry (clock
+// skew between app and Redis). The seat is free then, and the count must not
+// drop twice for it.
+func TestStoreHoldAfterRedisExpiredFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Venue{Rows: 1, PerRow: 2})
+	ctx := context.Background()
+	st := NewStore(b.rdb)
+	lagging := time.Now()
+	if _, err := st.Hold(ctx, b.event, b.venue, "A1", "u1", time.Second, lagging); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // Redis drops the key (EX 1); our clock stays behind
+	h, err := st.Hold(ctx, b.event, b.venue, "A1", "u2", time.Minute, lagging)
+	if err != nil || h.Remaining != 1 {
+		t.Fatalf("hold after Redis expiry = %+v, %v; want held with 1 seat left", h, err)
+	}
+	if n := b.rdb.ZCard(ctx, holdsKey(b.event)).Val(); n != 1 {
+		t.Fatalf("%d holds recorded, want 1", n)
+	}
+}
