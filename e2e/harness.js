@@ -57,13 +57,15 @@ export async function startVWR({ demo = true, flags = [], env = {} } = {}) {
   const addr = `127.0.0.1:${port}`;
   const child = spawn(bin, ['local', '-addr', addr, ...(demo ? ['-demo'] : []), ...flags], {
     cwd: ROOT,
-    env: {
+    // A clean environment: no REDIS_URL or secrets leak in from the shell, so
+    // every run uses the embedded Redis and fresh keys.
+    env: Object.fromEntries(Object.entries({
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       VWR_ADMIN_TOKEN: TIER1_ADMIN,
       QUEUE_ADMIN_TOKEN: QUEUE_ADMIN,
       ...env,
-    },
+    }).filter(([, v]) => v !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
