@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +86,8 @@ func mountWeb(ctx context.Context, s *localStack) error {
 		return err
 	}
 	origin := site.Handler()
+	// pages is read per request: -demo below may wrap it with the crowd
+	// before the server starts.
 	pages := static.Handler("/vwr/")
 	s.Handle("/vwr/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { pages.ServeHTTP(w, r) }))
 	s.Handle("GET /{$}", http.RedirectHandler("/events/"+url.PathEscape(f.event), http.StatusFound))
@@ -115,7 +118,11 @@ func mountWeb(ctx context.Context, s *localStack) error {
 	v := demoVenue(f.seats)
 	s.Notef("demo: event %q is active: Tier 1 lets in %d per advancer tick, Tier 2 lets %d choose seats at once, %d seats, %d simulated visitors ahead",
 		f.event, f.batch, f.threshold, v.Total(), f.crowd)
-	s.Notef("demo: open http://%s/events/%s", browsable(s.Addr), url.PathEscape(f.event))
+	if strings.HasSuffix(s.Addr, ":0") {
+		s.Notef("demo: open /events/%s on the address below", url.PathEscape(f.event))
+	} else {
+		s.Notef("demo: open http://%s/events/%s", browsable(s.Addr), url.PathEscape(f.event))
+	}
 	return nil
 }
 
