@@ -1,8 +1,7 @@
-// Behaviour of the waiting pages in Chromium against scripted API answers:
-// the pages are served by the real `vwr local`, and page.route stands in for
-// the Tier 1/Tier 2 APIs so that rare answers (503, network loss, inactive
-// event, hostile ?return=) can be produced on demand. The full journey
-// against the real APIs is in journey.test.js.
+// Behaviour of the waiting pages in Chromium: the pages are served by the real
+// `vwr local`; page.route stands in for the Tier 1/Tier 2 APIs where a rare
+// answer (503, network loss, hostile ?return=) must be produced on demand.
+// The full journey against the real APIs is in journey.test.js.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchChromium, startVWR, waitFor, waitStage } from './harness.js';
@@ -47,15 +46,17 @@ test('hostile ?return= values never leave the site', async (t) => {
   }
 });
 
-test('an inactive event passes straight through to ?return=, keeping the pass as cookie', async () => {
+test('an inactive event passes straight through to ?return=, the API setting the pass as an HttpOnly cookie', async () => {
   const p = await page();
-  const pass = 'eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjk5OTk5OTk5OTl9.c2ln';
-  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(200, { active: false, admitted: true, token: pass })));
-  await p.goto(`${vwr.base}/vwr/?event=demo&return=${encodeURIComponent('/events/demo/seats?x=1')}`);
+  // The real Tier 1 API: an event never activated fails open (pass-through).
+  await p.goto(`${vwr.base}/vwr/?event=never-activated&return=${encodeURIComponent('/events/never-activated/seats?x=1')}`);
   await waitStage(p, 'origin');
-  assert.equal(new URL(p.url()).pathname + new URL(p.url()).search, '/events/demo/seats?x=1');
+  assert.equal(new URL(p.url()).pathname + new URL(p.url()).search, '/events/never-activated/seats?x=1');
   const c = (await p.context().cookies()).find((x) => x.name === 'urr-vwr-token');
-  assert.equal(c?.value, pass);
+  assert.ok(c, 'urr-vwr-token cookie set');
+  assert.equal(c.httpOnly, true);
+  assert.equal(c.sameSite, 'Lax');
+  assert.match(c.value, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
   await p.context().close();
 });
 

@@ -26,6 +26,7 @@ type AssignResult struct {
 	EstimatedWait  int // seconds
 	NextPoll       int // seconds
 	Token          string
+	ExpiresAt      time.Time // of the pass-through Token
 	// Reused is true when an Idempotency-Key replay returned the first result.
 	Reused bool
 }
@@ -225,11 +226,11 @@ func (s *Service) Assign(ctx context.Context, eventID, idempotencyKey string) (A
 		now := s.clk.Now()
 		if !snap.Found || !snap.Event.Active {
 			rid := NewRequestID()
-			tok, _, err := s.issue(rid, eventID, now.UnixMilli(), now)
+			tok, exp, err := s.issue(rid, eventID, now.UnixMilli(), now)
 			if err != nil {
 				return AssignResult{}, err
 			}
-			return AssignResult{Active: false, RequestID: rid, EventID: eventID, Position: now.UnixMilli(), Token: tok}, nil
+			return AssignResult{Active: false, RequestID: rid, EventID: eventID, Position: now.UnixMilli(), Token: tok, ExpiresAt: exp}, nil
 		}
 		n := snap.Event.Shards
 		pos, reused, err := s.store.Assign(ctx, NewPosition{

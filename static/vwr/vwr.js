@@ -82,22 +82,6 @@ function showError(err) {
   return wait;
 }
 
-// A pass-through answer (event not queueing) carries the pass in its body
-// only; store it as the cookie the edge check reads. Max-Age follows the
-// token's own expiry.
-function keepPass(token) {
-  if (typeof token !== 'string' || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return;
-  let maxAge = 600;
-  try {
-    const claims = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
-    if (Number.isFinite(claims.exp)) maxAge = Math.max(1, Math.floor(claims.exp - Date.now() / 1000));
-  } catch {
-    // keep the default
-  }
-  const secure = location.protocol === 'https:' ? '; Secure' : '';
-  document.cookie = `urr-vwr-token=${token}; Path=/; Max-Age=${maxAge}; SameSite=Lax${secure}`;
-}
-
 async function assign() {
   const key = `vwr:idem:${event}`;
   let idem = kv.get(key);
@@ -110,7 +94,7 @@ async function assign() {
     headers: { 'Idempotency-Key': idem },
   });
   if (body && body.active === false) {
-    keepPass(body.token);
+    // The API has set the pass as the urr-vwr-token cookie (HttpOnly).
     return { passThrough: true };
   }
   s.requestId = body.requestId;

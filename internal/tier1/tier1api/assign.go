@@ -33,7 +33,7 @@ type passThroughResponse struct {
 }
 
 // Handle answers 201 with the visitor's position, or 200 with a pass-through
-// token when the event is not active. An Idempotency-Key replay gets the
+// token (also set as the urr-vwr-token cookie) when the event is not active. An Idempotency-Key replay gets the
 // first answer again, marked by Idempotent-Replayed: true.
 func (h *Assign) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
@@ -53,7 +53,9 @@ func (h *Assign) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
 	}
 	if !res.Active {
-		return h.d.finish(ctx, req, eventID, start, jsonResponse(200, passThroughResponse{Active: false, Admitted: true, Token: res.Token}), nil)
+		resp := jsonResponse(200, passThroughResponse{Active: false, Admitted: true, Token: res.Token})
+		resp.Cookies = []string{h.d.passCookie(res.Token, res.ExpiresAt)}
+		return h.d.finish(ctx, req, eventID, start, resp, nil)
 	}
 	resp := jsonResponse(201, assignResponse{
 		Active: true, RequestID: res.RequestID, EventID: res.EventID, Position: res.Position,

@@ -63,13 +63,19 @@ func (h *Check) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		}), nil)
 	}
 	resp := jsonResponse(200, admittedResponse{Admitted: true, Token: res.Token, Position: res.Position, ExpiresAt: res.ExpiresAt.UTC()})
-	// The pass was minted a moment ago; round so the cookie says 600, not 599.
-	maxAge := int(res.ExpiresAt.Sub(h.d.Clock.Now()).Round(time.Second) / time.Second)
-	cookie := &http.Cookie{
-		Name: CookieName, Value: res.Token, Path: "/", MaxAge: max(maxAge, 1),
-		SameSite: http.SameSiteLaxMode, HttpOnly: true, Secure: !h.d.InsecureCookie,
-	}
-	resp.Cookies = []string{cookie.String()}
+	resp.Cookies = []string{h.d.passCookie(res.Token, res.ExpiresAt)}
 	h.d.Metrics.Count(eventID, MetricAdmissions, 1)
 	return h.d.finish(ctx, req, eventID, start, resp, nil)
+}
+
+// passCookie is the Set-Cookie value that carries a Tier 1 pass to the edge
+// check and to Tier 2. The server sets it, so it can be HttpOnly.
+func (d Deps) passCookie(tok string, expiresAt time.Time) string {
+	// The pass was minted a moment ago; round so the cookie says 600, not 599.
+	maxAge := int(expiresAt.Sub(d.Clock.Now()).Round(time.Second) / time.Second)
+	c := &http.Cookie{
+		Name: CookieName, Value: tok, Path: "/", MaxAge: max(maxAge, 1),
+		SameSite: http.SameSiteLaxMode, HttpOnly: true, Secure: !d.InsecureCookie,
+	}
+	return c.String()
 }

@@ -157,17 +157,7 @@ func TestJourneyOnFixtures(t *testing.T) {
 	if err != nil || pass.Subject != a.RequestID || pass.Position != a.Position {
 		t.Fatalf("token: %+v %v", pass, err)
 	}
-	if len(resp.Cookies) != 1 {
-		t.Fatalf("cookies %v", resp.Cookies)
-	}
-	cookie, err := http.ParseSetCookie(resp.Cookies[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cookie.Name != "urr-vwr-token" || cookie.Value != c.Token || !cookie.Secure || !cookie.HttpOnly ||
-		cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/" || cookie.MaxAge != 600 {
-		t.Fatalf("cookie %+v", cookie)
-	}
+	wantPassCookie(t, resp, c.Token)
 
 	b.clk.Advance(2 * time.Second) // past the 1 s snapshot cache
 	resp = call(t, b.h.Status, fixture(t, "status.apigw.json"))
@@ -210,12 +200,29 @@ func TestJourneyOnFixtures(t *testing.T) {
 	if _, err := b.keys.VerifyTier1(pt.Token, fixtureEvent, b.clk.Now()); err != nil {
 		t.Fatalf("pass-through token: %v", err)
 	}
+	wantPassCookie(t, resp, pt.Token) // set by the server, so HttpOnly
 
 	if sum, _ := b.metricSum(t, fixtureEvent, tier1api.MetricAssignments); sum != 1 {
 		t.Errorf("Assignments metric %v, want 1 (the replay is not a new assignment)", sum)
 	}
 	if sum, _ := b.metricSum(t, fixtureEvent, tier1api.MetricAdmissions); sum != 1 {
 		t.Errorf("Admissions metric %v, want 1", sum)
+	}
+}
+
+// wantPassCookie checks that resp sets exactly the urr-vwr-token cookie for tok.
+func wantPassCookie(t *testing.T, resp events.APIGatewayV2HTTPResponse, tok string) {
+	t.Helper()
+	if len(resp.Cookies) != 1 {
+		t.Fatalf("cookies %v", resp.Cookies)
+	}
+	cookie, err := http.ParseSetCookie(resp.Cookies[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cookie.Name != "urr-vwr-token" || cookie.Value != tok || !cookie.Secure || !cookie.HttpOnly ||
+		cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/" || cookie.MaxAge != 600 {
+		t.Fatalf("cookie %+v", cookie)
 	}
 }
 
