@@ -55,4 +55,46 @@ func TestTemplateMatchesRoutes(t *testing.T) {
 	if strings.Contains(tpl, "FullAccess") {
 		t.Error("template.yaml grants a *FullAccess policy")
 	}
+
+	// Least privilege: each Tier 1 function lists exactly the DynamoDB calls
+	// dynamostore makes for it (no Scan, no Batch*, no table-wide CRUD
+	// template), each on a named table.
+	want := map[string]string{
+		"AssignFunction":   "EventsTable[Query UpdateItem] PositionsTable[GetItem PutItem]",
+		"CheckFunction":    "EventsTable[Query] PositionsTable[GetItem]",
+		"StatusFunction":   "EventsTable[Query]",
+		"AdminFunction":    "EventsTable[Query UpdateItem DeleteItem]",
+		"AdvancerFunction": "EventsTable[GetItem Query UpdateItem]",
+	}
+	stmtRE := regexp.MustCompile(`Action: \[([^\]]*)\]\n\s+Resource: !GetAtt (\w+)\.Arn`)
+	for fn, grants := range want {
+		block := resourceBlock(tpl, fn)
+		if block == "" {
+			t.Errorf("template.yaml has no %s", fn)
+			continue
+		}
+		if strings.Contains(block, "DynamoDBCrudPolicy") || strings.Contains(block, "DynamoDBReadPolicy") {
+			t.Errorf("%s uses a table-wide SAM policy template", fn)
+		}
+		var got []string
+		for _, m := range stmtRE.FindAllStringSubmatch(block, -1) {
+			got = append(got, m[2]+"["+strings.ReplaceAll(strings.ReplaceAll(m[1], "dynamodb:", ""), ",", "")+"]")
+		}
+		if g := strings.Join(got, " "); g != grants {
+			t.Errorf("%s grants %q, want %q", fn, g, grants)
+		}
+	}
+}
+
+// resourceBlock returns the lines of template resource name, up to the next
+// resource at the same indentation.
+func resourceBlock(tpl, name string) string {
+	_, rest, ok := strings.Cut(tpl, "\n  "+name+":\n")
+	if !ok {
+		return ""
+	}
+	if i := regexp.MustCompile(`\n  [A-Za-z]`).FindStringIndex(rest); i != nil {
+		rest = rest[:i[0]]
+	}
+	return rest
 }
