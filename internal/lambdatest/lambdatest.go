@@ -130,7 +130,7 @@ type Function struct {
 	srv     *http.Server
 	addr    string
 	cmd     *exec.Cmd
-	logs    *syncBuffer
+	logs    *LogBuffer
 	exited  chan struct{}
 	waitErr error
 
@@ -162,7 +162,7 @@ func Start(tb testing.TB, bin string, opts Options) *Function {
 	}
 	f := &Function{
 		opts:      opts,
-		logs:      &syncBuffer{},
+		logs:      &LogBuffer{},
 		exited:    make(chan struct{}),
 		pending:   make(chan *invocation, 16),
 		inflight:  map[string]*invocation{},
@@ -381,18 +381,23 @@ func (f *Function) initFail(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-type syncBuffer struct {
+// LogBuffer collects what a function writes (its slog and EMF lines) from
+// several goroutines at once: a running bootstrap's stdout and stderr here,
+// a handler's Logger and Metrics in in-process handler tests.
+type LogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (s *LogBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns everything written so far.
+func (s *LogBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()

@@ -1,13 +1,11 @@
 package tier1api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
@@ -39,8 +38,8 @@ type testBundle struct {
 	svc      *tier1.Service
 	h        tier1api.Handlers
 	adv      *tier1api.Advancer
-	logs     *syncBuffer
-	metrics  *syncBuffer
+	logs     *lambdatest.LogBuffer
+	metrics  *lambdatest.LogBuffer
 	deps     tier1api.Deps
 	adminOpt tier1api.AdminOptions
 }
@@ -69,7 +68,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &testBundle{clk: clock.NewManual(epoch), keys: keys, store: store, logs: &syncBuffer{}, metrics: &syncBuffer{}}
+	b := &testBundle{clk: clock.NewManual(epoch), keys: keys, store: store, logs: &lambdatest.LogBuffer{}, metrics: &lambdatest.LogBuffer{}}
 	b.svc = tier1.New(store, keys, b.clk, tier1.Config{
 		TickEvery: 10 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -276,21 +275,4 @@ func (b *testBundle) metricSum(t *testing.T, ev, name string) (sum float64, n in
 		}
 	}
 	return sum, n
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
