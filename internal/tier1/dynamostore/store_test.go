@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
@@ -169,4 +171,53 @@ func TestEndpointFromEnvironment(t *testing.T) {
 	if snap, err := s.Snapshot(ctx, "ev"); err != nil || !snap.Found {
 		t.Fatalf("Snapshot = %+v, %v", snap, err)
 	}
+}
+
+// TestStatusPollsShareOneRead measures what a crowd of waiting pages costs
+// the table: every status poll a Lambda instance answers within the cache
+// TTL (≤ 1 s) is served from one strongly consistent Query, however many
+// visitors poll at once, and the next second costs one more.
+func TestStatusPollsShareOneRead(t *testing.T) {
+	t.Parallel()
+	counter := dynamostore.NewCounter()
+	store := newStore(t, dynamostore.Config{APIOptions: []func(*middleware.Stack) error{counter.Register}})
+	clk := clock.NewManual(storetest.Epoch)
+	svc := tier1.New(store, storetest.Keys(t), clk, tier1.Config{Logger: slog.New(slog.DiscardHandler)})
+	ctx := context.Background()
+	event := testenv.UniqueID(t)
+	if _, err := svc.Activate(ctx, event, 4, 10); err != nil {
+		t.Fatal(err)
+	}
+	const pollers = 200
+	poll := func(wantServing int64) {
+		t.Helper()
+		counter.Reset()
+		var wg sync.WaitGroup
+		for range pollers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := svc.Status(ctx, event)
+				if err != nil || !st.Active || st.ServingCounter != wantServing {
+					t.Errorf("Status = %+v, %v; want active, serving %d", st, err, wantServing)
+				}
+			}()
+		}
+		wg.Wait()
+		if st := counter.Stats(); st.Reads != 1 || st.Writes != 0 {
+			t.Fatalf("%d concurrent status polls cost %d reads and %d writes, want 1 read", pollers, st.Reads, st.Writes)
+		}
+	}
+	clk.Advance(time.Second)
+	poll(0)
+	for range 3 {
+		if _, err := svc.Assign(ctx, event, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.AdvanceBy(ctx, event, 2); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	poll(2)
 }
