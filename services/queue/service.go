@@ -116,7 +116,9 @@ func unavailable(op, eventID string, err error) error {
 	return fmt.Errorf("%w: %s %s: %w", ErrUnavailable, op, eventID, err)
 }
 
-// observe times one store call.
+// observe times one store call. Latency is measured on the monotonic wall
+// clock, not the injected one: tests freeze that clock, and a frozen clock
+// would report every call as instantaneous.
 func (s *Service) observe(name string, start time.Time, err error) {
 	s.obs.ScriptDone(name, time.Since(start), err)
 }
@@ -212,6 +214,13 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	v.NextPoll = NextPoll(StatusActive, 0)
 	v.ExpiresAt = snap.ExpiresAt
 	jti := EntryTokenID(eventID, userID, snap.ExpiresAt)
+	// Report the admission before minting: the store has already let the
+	// user in, and a later check only re-mints (Activated is false then), so
+	// a failed mint here must not lose the notification.
+	if snap.Activated {
+		s.notify.Admitted(Admission{EventID: eventID, UserID: userID, EntryJTI: jti, ExpiresAt: snap.ExpiresAt, AdmittedAt: now})
+		s.obs.Admitted(eventID, 1)
+	}
 	tok, err := s.keys.IssueEntry(token.Entry{
 		EventID:   eventID,
 		UserID:    userID,
@@ -223,10 +232,6 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 		return View{}, fmt.Errorf("queue: mint entry token: %w", err)
 	}
 	v.EntryToken = tok
-	if snap.Activated {
-		s.notify.Admitted(Admission{EventID: eventID, UserID: userID, EntryJTI: jti, ExpiresAt: snap.ExpiresAt, AdmittedAt: now})
-		s.obs.Admitted(eventID, 1)
-	}
 	return v, nil
 }
 

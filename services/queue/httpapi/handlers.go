@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -43,16 +44,26 @@ func eventID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-func (a *API) check(w http.ResponseWriter, r *http.Request) error {
+// visitor reads and validates what every visitor endpoint needs: the event
+// from the path and who is asking. Nothing is touched before both pass.
+func (a *API) visitor(w http.ResponseWriter, r *http.Request) (string, queue.Identity, error) {
 	ev, err := eventID(r)
 	if err != nil {
-		return err
+		return "", queue.Identity{}, err
 	}
 	who, err := a.identify(r, ev)
 	if err != nil {
-		return err
+		return "", queue.Identity{}, err
 	}
 	setUser(w, who.UserID)
+	return ev, who, nil
+}
+
+func (a *API) check(w http.ResponseWriter, r *http.Request) error {
+	ev, who, err := a.visitor(w, r)
+	if err != nil {
+		return err
+	}
 	v, err := a.q.Check(r.Context(), ev, who)
 	if err != nil {
 		return err
@@ -62,38 +73,23 @@ func (a *API) check(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) status(w http.ResponseWriter, r *http.Request) error {
-	ev, err := eventID(r)
-	if err != nil {
-		return err
-	}
-	who, err := a.identify(r, ev)
-	if err != nil {
-		return err
-	}
-	setUser(w, who.UserID)
-	v, err := a.q.Status(r.Context(), ev, who)
-	if errors.Is(err, queue.ErrNotQueued) {
-		a.writeNotInQueue(w, ev)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	a.writeView(w, v)
-	return nil
+	return a.touch(w, r, a.q.Status)
 }
 
 func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) error {
-	ev, err := eventID(r)
+	return a.touch(w, r, func(ctx context.Context, ev string, who queue.Identity) (queue.View, error) {
+		return a.q.Heartbeat(ctx, ev, who.UserID)
+	})
+}
+
+// touch serves status and heartbeat: both refresh the heartbeat and answer
+// the seed's 200 "not_in_queue" to someone neither queued nor active.
+func (a *API) touch(w http.ResponseWriter, r *http.Request, op func(context.Context, string, queue.Identity) (queue.View, error)) error {
+	ev, who, err := a.visitor(w, r)
 	if err != nil {
 		return err
 	}
-	who, err := a.identify(r, ev)
-	if err != nil {
-		return err
-	}
-	setUser(w, who.UserID)
-	v, err := a.q.Heartbeat(r.Context(), ev, who.UserID)
+	v, err := op(r.Context(), ev, who)
 	if errors.Is(err, queue.ErrNotQueued) {
 		a.writeNotInQueue(w, ev)
 		return nil
@@ -106,15 +102,10 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) leave(w http.ResponseWriter, r *http.Request) error {
-	ev, err := eventID(r)
+	ev, who, err := a.visitor(w, r)
 	if err != nil {
 		return err
 	}
-	who, err := a.identify(r, ev)
-	if err != nil {
-		return err
-	}
-	setUser(w, who.UserID)
 	removed, err := a.q.Leave(r.Context(), ev, who.UserID)
 	if err != nil {
 		return err
