@@ -28,12 +28,29 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// testBundle is one test's store on its own pair of moto tables.
+// testBundle is one test's store on its own pair of moto tables, plus an
+// SQS client on the same moto server.
 type testBundle struct {
 	db     *dynamodb.Client
+	sqs    *sqs.Client
 	store  *dynamostore.Store
 	clock  *clock.Manual
 	tables dynamostore.Tables
+}
+
+// fifoQueue creates a FIFO queue named name (content-based dedup off, as
+// template.yaml declares it) with any extra attributes, and returns its URL.
+func (b *testBundle) fifoQueue(t *testing.T, name string, extra map[string]string) *string {
+	t.Helper()
+	attrs := map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"}
+	for k, v := range extra {
+		attrs[k] = v
+	}
+	q, err := b.sqs.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.QueueUrl
 }
 
 func dynamoClient(endpoint string) *dynamodb.Client {
@@ -45,9 +62,19 @@ func dynamoClient(endpoint string) *dynamodb.Client {
 	})
 }
 
+func sqsClient(endpoint string) *sqs.Client {
+	return sqs.New(sqs.Options{
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String(endpoint),
+		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+		RetryMaxAttempts: 1,
+	})
+}
+
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	db := dynamoClient(testenv.Moto(t))
+	endpoint := testenv.Moto(t)
+	db := dynamoClient(endpoint)
 	id := testenv.UniqueID(t)
 	tables := dynamostore.Tables{Processed: id + "-processed", Stats: id + "-stats"}
 	if err := dynamostore.CreateTables(context.Background(), db, tables); err != nil {
@@ -58,7 +85,7 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testBundle{db: db, store: store, clock: clk, tables: tables}
+	return &testBundle{db: db, sqs: sqsClient(endpoint), store: store, clock: clk, tables: tables}
 }
 
 func loadFixture(t *testing.T) events.SQSEvent {
@@ -204,21 +231,10 @@ func TestAdmittedWindows(t *testing.T) {
 // rides along in the first batch), and the stats show exactly 100.
 func TestPipelineCountsEachAdmissionOnce(t *testing.T) {
 	t.Parallel()
-	endpoint := testenv.Moto(t)
 	b := setup(t)
-	sq := sqs.New(sqs.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), RetryMaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	})
+	sq := b.sqs
 	ctx := context.Background()
-	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(testenv.UniqueID(t) + ".fifo"),
-		Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := aws.ToString(q.QueueUrl)
+	url := aws.ToString(b.fifoQueue(t, testenv.UniqueID(t)+".fifo", nil))
 	pub, err := notify.New(notify.Config{Enabled: true, QueueURL: url}, sq, notify.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -22,37 +21,25 @@ import (
 // ends in the DLQ after its fifth receive; the good records count once.
 func TestPoisonReachesDLQAfterFiveReceives(t *testing.T) {
 	t.Parallel()
-	endpoint := testenv.Moto(t)
 	b := setup(t)
-	sq := sqs.New(sqs.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), RetryMaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	})
+	sq := b.sqs
 	ctx := context.Background()
 	id := testenv.UniqueID(t)
-	fifo := map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"}
-	dlq, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(id + "-dlq.fifo"), Attributes: fifo})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dlqURL := b.fifoQueue(t, id+"-dlq.fifo", nil)
 	dlqAttrs, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: dlq.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+		QueueUrl: dlqURL, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	attrs := map[string]string{
-		"FifoQueue": "true", "ContentBasedDeduplication": "false", "VisibilityTimeout": "60",
-		"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, dlqAttrs.Attributes["QueueArn"]),
-	}
-	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(id + ".fifo"), Attributes: attrs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	qURL := b.fifoQueue(t, id+".fifo", map[string]string{
+		"VisibilityTimeout": "60",
+		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, dlqAttrs.Attributes["QueueArn"]),
+	})
 	send := func(group, dedup, body string) {
 		t.Helper()
 		if _, err := sq.SendMessage(ctx, &sqs.SendMessageInput{
-			QueueUrl: q.QueueUrl, MessageBody: aws.String(body),
+			QueueUrl: qURL, MessageBody: aws.String(body),
 			MessageGroupId: aws.String(group), MessageDeduplicationId: aws.String(dedup),
 		}); err != nil {
 			t.Fatal(err)
@@ -73,7 +60,7 @@ func TestPoisonReachesDLQAfterFiveReceives(t *testing.T) {
 	poisonReceives := 0
 	for round := 0; round < 20; round++ {
 		out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10,
+			QueueUrl: qURL, MaxNumberOfMessages: 10,
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 		})
 		if err != nil {
@@ -82,7 +69,7 @@ func TestPoisonReachesDLQAfterFiveReceives(t *testing.T) {
 		if len(out.Messages) == 0 {
 			break
 		}
-		resp, err := h.Handle(ctx, toEvent(aws.ToString(q.QueueUrl), out.Messages))
+		resp, err := h.Handle(ctx, toEvent(aws.ToString(qURL), out.Messages))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,9 +80,9 @@ func TestPoisonReachesDLQAfterFiveReceives(t *testing.T) {
 		for _, m := range out.Messages {
 			if failed[aws.ToString(m.MessageId)] {
 				poisonReceives++
-				_, err = sq.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+				_, err = sq.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: qURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
 			} else {
-				_, err = sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle})
+				_, err = sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: qURL, ReceiptHandle: m.ReceiptHandle})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +92,7 @@ func TestPoisonReachesDLQAfterFiveReceives(t *testing.T) {
 	if poisonReceives != 5 {
 		t.Fatalf("poison was received and failed %d times, want 5 before the redrive", poisonReceives)
 	}
-	dead, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: dlq.QueueUrl, MaxNumberOfMessages: 10})
+	dead, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: dlqURL, MaxNumberOfMessages: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

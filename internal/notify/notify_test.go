@@ -70,6 +70,19 @@ func closedEndpoint(t testing.TB) string {
 	return "http://" + addr
 }
 
+// motoPublisher starts a Publisher on a fresh FIFO queue of the package's
+// moto server and returns the client and queue URL to read it back.
+func motoPublisher(t *testing.T) (*sqs.Client, string, *notify.Publisher) {
+	t.Helper()
+	c := sqsClient(t, testenv.Moto(t))
+	url := fifoQueue(t, c)
+	p, err := notify.New(enabled(url), c, notify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, url, p
+}
+
 func enabled(url string) notify.Config {
 	return notify.Config{Enabled: true, QueueURL: url, SendTimeout: 2 * time.Second, RetryBackoff: 10 * time.Millisecond}
 }
@@ -124,13 +137,7 @@ func receiveAll(t *testing.T, c *sqs.Client, url string) []sqstypes.Message {
 
 func TestFIFODeliversUniqueMessagesInGroupOrder(t *testing.T) {
 	t.Parallel()
-	endpoint := testenv.Moto(t)
-	c := sqsClient(t, endpoint)
-	url := fifoQueue(t, c)
-	p, err := notify.New(enabled(url), c, notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, url, p := motoPublisher(t)
 
 	// 100 admissions over 4 events, with 20 of them sent a second time
 	// (a retried worker pass, say) while the originals are still in the buffer
@@ -206,12 +213,7 @@ func TestFIFODeliversUniqueMessagesInGroupOrder(t *testing.T) {
 
 func TestCloseFlushesBuffered(t *testing.T) {
 	t.Parallel()
-	c := sqsClient(t, testenv.Moto(t))
-	url := fifoQueue(t, c)
-	p, err := notify.New(enabled(url), c, notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, url, p := motoPublisher(t)
 	base := time.Now()
 	for i := 0; i < 35; i++ {
 		p.Admitted(admission("flush", i, base))
@@ -407,12 +409,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func TestInvalidAdmissionIsCountedNotSent(t *testing.T) {
 	t.Parallel()
-	c := sqsClient(t, testenv.Moto(t))
-	url := fifoQueue(t, c)
-	p, err := notify.New(enabled(url), c, notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, p := motoPublisher(t)
 	now := time.Now()
 	p.Admitted(queue.Admission{EventID: "bad event!", UserID: "u1", ExpiresAt: now, AdmittedAt: now})
 	p.Admitted(admission("good", 1, now))

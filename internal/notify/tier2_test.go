@@ -125,12 +125,7 @@ func TestCheckUnaffectedBySQSOutage(t *testing.T) {
 // the FIFO queue, each carrying the jti its entry token has (or will have).
 func TestBothAdmissionPathsPublish(t *testing.T) {
 	t.Parallel()
-	c := sqsClient(t, testenv.Moto(t))
-	url := fifoQueue(t, c)
-	p, err := notify.New(enabled(url), c, notify.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, url, p := motoPublisher(t)
 	a, srv := tier2(t, p, 3)
 	ev := testenv.UniqueID(t)
 	hc := srv.Client()
