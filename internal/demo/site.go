@@ -115,9 +115,19 @@ var (
 	errNoIdentity = errors.New("demo: no entry token identity")
 )
 
-// writeError is the one place that maps errors to HTTP answers.
-func writeError(w http.ResponseWriter, err error) {
-	status, code, msg := http.StatusInternalServerError, "internal", "internal error"
+// writeError writes err's answer (see errorAnswer) and returns its status.
+func writeError(w http.ResponseWriter, err error) int {
+	status, code, msg := errorAnswer(err)
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "2")
+	}
+	writeJSON(w, status, map[string]string{"error": msg, "code": code})
+	return status
+}
+
+// errorAnswer is the one place that maps errors to HTTP answers.
+func errorAnswer(err error) (status int, code, msg string) {
+	status, code, msg = http.StatusInternalServerError, "internal", "internal error"
 	switch {
 	case errors.Is(err, errBadEvent):
 		status, code, msg = http.StatusBadRequest, "invalid_event_id", "event id must match ^[A-Za-z0-9_-]{1,64}$"
@@ -139,9 +149,8 @@ func writeError(w http.ResponseWriter, err error) {
 		status, code, msg = http.StatusConflict, "sold_out", "no seats are left"
 	case errors.Is(err, ErrUnavailable):
 		status, code, msg = http.StatusServiceUnavailable, "unavailable", "seat store unavailable, retry shortly"
-		w.Header().Set("Retry-After", "2")
 	}
-	writeJSON(w, status, map[string]string{"error": msg, "code": code})
+	return status, code, msg
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -240,18 +249,18 @@ func (s *Site) holdSeat(w http.ResponseWriter, r *http.Request) {
 	if h.Already {
 		status = http.StatusOK
 	}
-	s.cfg.Logger.Info("seat hold", "event", event, "uid", uid, "seat", body.SeatID,
-		"status", statusOf(status, err), "ms", time.Since(start).Milliseconds())
 	if err != nil {
-		writeError(w, err)
-		return
+		status = writeError(w, err)
+	} else {
+		writeJSON(w, status, h)
 	}
-	writeJSON(w, status, h)
-}
-
-func statusOf(ok int, err error) string {
-	if err == nil {
-		return fmt.Sprint(ok)
+	attrs := []any{"event", event, "uid", uid, "seat", body.SeatID, "status", status, "ms", time.Since(start).Milliseconds()}
+	level := slog.LevelInfo
+	if err != nil {
+		attrs = append(attrs, "err", err)
+		if status >= 500 {
+			level = slog.LevelError
+		}
 	}
-	return err.Error()
+	s.cfg.Logger.Log(r.Context(), level, "seat hold", attrs...)
 }
