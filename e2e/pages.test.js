@@ -159,9 +159,14 @@ test('Korean from navigator.language, English from ?lang=en', async () => {
   assert.equal(await p.evaluate(() => document.documentElement.lang), 'ko');
   assert.equal(await p.locator('h1').textContent(), '대기실에 입장했습니다');
   assert.equal(await p.getByTestId('position').textContent(), '12,345');
-  await p.goto(`${vwr.base}/vwr/?event=demo&lang=en`);
+  // The switch link keeps the page's query and names the other language.
+  const link = p.locator('#lang');
+  assert.equal(await link.textContent(), 'English');
+  assert.equal(await link.getAttribute('href'), '?event=demo&lang=en');
+  await link.click();
   await waitStage(p, 'waiting');
   assert.equal(await p.locator('h1').textContent(), 'You are in the waiting room');
+  assert.equal(await link.getAttribute('href'), '?event=demo&lang=ko');
   await ctx.close();
 });
 

@@ -140,13 +140,23 @@ export function formatWait(t, seconds) {
 }
 
 /**
- * applyStatic fills every element carrying data-i18n with its string and sets
- * <html lang>. Pages call it once at start.
+ * applyStatic fills every element carrying data-i18n with its string, sets
+ * <html lang> and points the #lang link at this page in the other language.
+ * Pages call it once at start.
  */
 export function applyStatic(doc, lang, t) {
   doc.documentElement.lang = lang;
   for (const el of doc.querySelectorAll('[data-i18n]')) {
     el.textContent = t(el.dataset.i18n);
+  }
+  const link = doc.getElementById('lang');
+  if (link) {
+    const other = lang === 'ko' ? 'en' : 'ko';
+    const p = new URLSearchParams(doc.location?.search || '');
+    p.set('lang', other);
+    link.href = `?${p}`;
+    link.lang = other;
+    link.textContent = t('lang.switch');
   }
 }
 

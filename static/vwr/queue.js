@@ -198,13 +198,6 @@ function rejoin() {
 
 function start() {
   applyStatic(document, lang, t);
-  const other = lang === 'ko' ? 'en' : 'ko';
-  const link = $('lang');
-  const p = new URLSearchParams(location.search);
-  p.set('lang', other);
-  link.href = `?${p}`;
-  link.lang = other;
-  setText(link, t('lang.switch'));
   document.title = t('title.tier2');
 
   if (!validId(event)) {

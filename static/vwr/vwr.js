@@ -192,13 +192,6 @@ async function run(returnPath) {
 
 function start() {
   applyStatic(document, lang, t);
-  const other = lang === 'ko' ? 'en' : 'ko';
-  const link = $('lang');
-  const p = new URLSearchParams(location.search);
-  p.set('lang', other);
-  link.href = `?${p}`;
-  link.lang = other;
-  setText(link, t('lang.switch'));
   document.title = t('title.tier1');
 
   if (!validId(event)) {
