@@ -101,6 +101,18 @@ func setupOn(t *testing.T, opts *redis.Options, cfg queue.Config) *testBundle {
 	return &testBundle{svc: svc, clk: clk, rec: rec, rdb: rdb, keys: keys, store: store, ev: testenv.UniqueID(t), ctx: context.Background()}
 }
 
+// slotFreedForB leaves an event of threshold 1 with b waiting at the head
+// of the line and the slot free: a takes the slot directly and leaves, so
+// only a worker pass can let b in.
+func (b *testBundle) slotFreedForB(t *testing.T) {
+	t.Helper()
+	b.check(t, "a", 1)
+	b.check(t, "b", 2)
+	if _, err := b.svc.Leave(b.ctx, b.ev, "a"); err != nil {
+		t.Fatalf("Leave(a): %v", err)
+	}
+}
+
 func (b *testBundle) check(t *testing.T, uid string, pos int64) queue.View {
 	t.Helper()
 	v, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: uid, Position: pos})
@@ -419,9 +431,7 @@ func TestWorkersAdmitInPositionOrder(t *testing.T) {
 func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1})
-	b.check(t, "a", 1)
-	b.check(t, "b", 2)
-	b.svc.Leave(b.ctx, b.ev, "a")
+	b.slotFreedForB(t)
 	if ok, err := b.store.Lock(b.ctx, b.ev, "someone-else", queue.LockTTL); err != nil || !ok {
 		t.Fatalf("Lock: %v, %v", ok, err)
 	}
@@ -487,9 +497,7 @@ func containsStr(xs []string, x string) bool {
 func TestWorkerRunLoops(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1})
-	b.check(t, "a", 1)
-	b.check(t, "b", 2)
-	b.svc.Leave(b.ctx, b.ev, "a")
+	b.slotFreedForB(t)
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() {

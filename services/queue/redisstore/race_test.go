@@ -22,9 +22,7 @@ func TestSeedRetireLosesEvents(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			f := setup(t, b.new)
-			f.check("x", 1, t0, 1)
-			f.s.Leave(f.ctx, f.ev, "x", t0)
-			f.admit(t0, 1, 10)
+			f.emptied("x")
 
 			// The seed: the worker sees both sets empty...
 			if f.zcard(f.s.k.queue(f.ev))+f.zcard(f.s.k.active(f.ev)) != 0 {
@@ -38,8 +36,8 @@ func TestSeedRetireLosesEvents(t *testing.T) {
 			}
 			// ...and b waits forever. Store.Retire over the same interleaving:
 			f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev)
-			f.s.Leave(f.ctx, f.ev, "a", t0)
-			f.s.Leave(f.ctx, f.ev, "b", t0)
+			f.leave("a")
+			f.leave("b")
 			f.admit(t0, 1, 10)
 			f.s.afterSREM = func() {
 				f.check("a", 1, t0, 1)

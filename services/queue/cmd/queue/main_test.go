@@ -72,23 +72,32 @@ func TestFailsFastNamingTheMissingVariable(t *testing.T) {
 	}
 }
 
-func TestServesAndStopsOnSIGTERM(t *testing.T) {
-	t.Parallel()
+// start runs the binary on the package's redis-server with a free listen
+// address, visitors identified by X-User-Id, and extra variables on top. It
+// returns the address, the process and its captured stderr.
+func start(t *testing.T, extra ...string) (string, *exec.Cmd, *syncBuf) {
+	t.Helper()
 	bin := build(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	cmd := exec.Command(bin)
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"REDIS_URL=redis://" + testenv.Redis(t) + "/0",
 		"QUEUE_ENTRY_TOKEN_SECRET=cmd-test-secret-0123456789abcdef-0123456",
 		"QUEUE_LISTEN_ADDR=" + addr,
 		"QUEUE_USER_HEADER=X-User-Id",
-	}
-	var stderr syncBuf
-	cmd.Stderr = &stderr
+	}, extra...)
+	stderr := &syncBuf{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return addr, cmd, stderr
+}
+
+func TestServesAndStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	addr, cmd, stderr := start(t)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/healthz")

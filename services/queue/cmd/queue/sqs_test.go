@@ -38,25 +38,12 @@ func TestPublishesAdmissionsToSQS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := build(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	cmd := exec.Command(bin)
-	cmd.Env = []string{
-		"REDIS_URL=redis://" + testenv.Redis(t) + "/0",
-		"QUEUE_ENTRY_TOKEN_SECRET=cmd-test-secret-0123456789abcdef-0123456",
-		"QUEUE_LISTEN_ADDR=" + addr,
-		"QUEUE_USER_HEADER=X-User-Id",
+	addr, cmd, stderr := start(t,
 		"SQS_ENABLED=true",
-		"SQS_QUEUE_URL=" + aws.ToString(q.QueueUrl),
-		"AWS_ENDPOINT_URL=" + endpoint,
+		"SQS_QUEUE_URL="+aws.ToString(q.QueueUrl),
+		"AWS_ENDPOINT_URL="+endpoint,
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1",
-	}
-	var stderr syncBuf
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	)
 
 	ev := testenv.UniqueID(t)
 	deadline := time.Now().Add(15 * time.Second)
