@@ -215,7 +215,10 @@ func (p *Publisher) run() {
 }
 
 // send delivers one batch, retrying the entries that failed for reasons other
-// than the sender's fault, with doubling backoff.
+// than the sender's fault, with doubling backoff. A retried entry may land
+// after later entries of its group that succeeded the first time; the
+// consumer only counts, so that reordering is accepted rather than holding
+// every later admission back.
 func (p *Publisher) send(batch []queue.Admission) {
 	if p.ctx.Err() != nil {
 		p.stats.droppedShutdown.Add(int64(len(batch)))
