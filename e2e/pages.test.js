@@ -135,6 +135,45 @@ test('503 shows the busy message and honours Retry-After; network loss says so a
   await p.context().close();
 });
 
+test('a status outage keeps the error shown and backs off until a poll succeeds', async () => {
+  const p = await page();
+  const polls = [];
+  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(201, { requestId: 'r', eventId: 'demo', position: 9, servingCounter: 1, peopleAhead: 7, estimatedWait: 60, nextPoll: 2 })));
+  await p.route('**/vwr-api/vwr/status/**', async (r) => {
+    polls.push({ at: Date.now(), stage: await p.evaluate(() => document.body.dataset.stage) });
+    if (polls.length <= 3) return r.abort('internetdisconnected');
+    return r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 2, maxAssigned: 9, admitRatePerMinute: 0 }));
+  });
+  await p.goto(`${vwr.base}/vwr/?event=demo`);
+  await waitFor(() => polls.length >= 4, { timeout: 30000, what: 'fourth status poll' });
+  assert.equal(polls[0].stage, 'waiting');
+  // Retries follow the backoff directly, with the error still on screen.
+  assert.deepEqual(polls.slice(1, 4).map((x) => x.stage), ['retrying', 'retrying', 'retrying']);
+  // backoff(2) is 4 s ± 25 %, backoff(3) 8 s ± 25 %: the wait grows while the outage lasts.
+  assert.ok(polls[3].at - polls[2].at > polls[2].at - polls[1].at, `waits ${polls.map((x) => x.at - polls[0].at)}`);
+  await waitStage(p, 'waiting', 10000);
+  assert.equal(await p.getByTestId('serving').textContent(), '2');
+  await p.context().close();
+});
+
+test('a lost place (check answers 404) is taken again with a new Idempotency-Key', async () => {
+  const p = await page();
+  const keys = [];
+  await p.route('**/vwr-api/vwr/assign/**', (r) => {
+    keys.push(r.request().headers()['idempotency-key']);
+    const [id, pos] = keys.length === 1 ? ['lost', 1] : ['fresh', 3];
+    r.fulfill(json(201, { requestId: id, eventId: 'demo', position: pos, servingCounter: 1, peopleAhead: pos - 1, estimatedWait: 10, nextPoll: 2 }));
+  });
+  await p.route('**/vwr-api/vwr/check/**', (r) => r.fulfill(json(404, { error: 'unknown request id', code: 'not_found' })));
+  await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 3, admitRatePerMinute: 0 })));
+  await p.goto(`${vwr.base}/vwr/?event=demo`);
+  await waitStage(p, 'waiting');
+  assert.equal(await p.getByTestId('position').textContent(), '3');
+  assert.equal(keys.length, 2);
+  assert.notEqual(keys[0], keys[1], 'the lost place\'s key is not reused');
+  await p.context().close();
+});
+
 test('a malformed event id shows an error instead of calling the API', async () => {
   const p = await page();
   let called = false;

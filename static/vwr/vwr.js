@@ -137,6 +137,9 @@ async function pollStatus() {
 async function run(returnPath) {
   setStage('joining');
   status(t('status.joining'));
+  // Set once the poll interval has been waited: a failed poll is then retried
+  // right after its backoff, and failures keep counting until a call succeeds.
+  let pollDue = false;
   for (;;) {
     try {
       if (!s.requestId) {
@@ -146,7 +149,14 @@ async function run(returnPath) {
           leave(returnPath);
           return;
         }
+      } else if (pollDue) {
+        if (!(await pollStatus())) {
+          // The event stopped queueing: the assign answer now carries the pass.
+          s.requestId = '';
+          continue;
+        }
       }
+      pollDue = false;
       let admitted = false;
       if (s.position <= s.serving) {
         status(t('status.almost'));
@@ -167,17 +177,13 @@ async function run(returnPath) {
       render();
       const ahead = Math.max(0, s.position - s.serving);
       await sleep(tier1Interval({ ahead, nextPoll: s.nextPoll }));
-      const active = await pollStatus();
-      if (!active) {
-        // The event stopped queueing: the assign answer now carries the pass.
-        s.requestId = '';
-        continue;
-      }
-      render();
+      pollDue = true;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404 && s.requestId) {
-        // The place was lost (store wiped or expired): take a new one.
+        // The place was lost (store wiped or expired): take a new one. A new
+        // key, or the retry could be answered with the lost requestId again.
         s.requestId = '';
+        kv.del(`vwr:idem:${event}`);
         continue;
       }
       if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {
