@@ -37,11 +37,8 @@ type passThroughResponse struct {
 // first answer again, marked by Idempotent-Replayed: true.
 func (h *Assign) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
-	eventID, err := pathParam(req, "eventId", tier1.ErrInvalidEvent)
+	eventID, err := eventRequest(req)
 	if err != nil {
-		return h.d.finish(ctx, req, "", start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	if _, err := requestBody(req); err != nil {
 		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
 	}
 	key := header(req, "Idempotency-Key")

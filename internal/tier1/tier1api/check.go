@@ -41,15 +41,12 @@ type waitingResponse struct {
 // The requestId is the visitor's only identity; one of another event is 404.
 func (h *Check) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
-	eventID, err := pathParam(req, "eventId", tier1.ErrInvalidEvent)
-	if err != nil {
-		return h.d.finish(ctx, req, "", start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	requestID, err := pathParam(req, "requestId", tier1.ErrInvalidRequestID)
+	eventID, err := eventRequest(req)
 	if err != nil {
 		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
 	}
-	if _, err := requestBody(req); err != nil {
+	requestID, err := pathParam(req, "requestId", tier1.ErrInvalidRequestID)
+	if err != nil {
 		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
 	}
 	res, err := h.d.Service.Check(ctx, eventID, requestID)

@@ -166,3 +166,18 @@ func pathParam(req events.APIGatewayV2HTTPRequest, name string, invalid error) (
 	}
 	return v, nil
 }
+
+// eventRequest checks what every public route shares: a valid eventId path
+// parameter and a body within MaxBodyBytes (GET routes take none, but a
+// hand-made request may still carry one). The eventId is returned with a
+// body error, so the log line names the event.
+func eventRequest(req events.APIGatewayV2HTTPRequest) (string, error) {
+	eventID, err := pathParam(req, "eventId", tier1.ErrInvalidEvent)
+	if err != nil {
+		return "", err
+	}
+	if _, err := requestBody(req); err != nil {
+		return eventID, err
+	}
+	return eventID, nil
+}

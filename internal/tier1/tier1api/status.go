@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/vwr-go/vwr/internal/tier1"
 )
 
 // StatusCacheControl lets the CDN serve one status document to every waiting
@@ -32,11 +30,8 @@ type statusResponse struct {
 // activated is inactive, not an error.
 func (h *Status) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
-	eventID, err := pathParam(req, "eventId", tier1.ErrInvalidEvent)
+	eventID, err := eventRequest(req)
 	if err != nil {
-		return h.d.finish(ctx, req, "", start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	if _, err := requestBody(req); err != nil {
 		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
 	}
 	st, err := h.d.Service.Status(ctx, eventID)
