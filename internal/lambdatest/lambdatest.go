@@ -112,6 +112,7 @@ type FunctionError struct {
 	StackTrace json.RawMessage `json:"stackTrace,omitempty"`
 }
 
+// Error reports the error type and message the function sent.
 func (e *FunctionError) Error() string { return e.Type + ": " + e.Message }
 
 // Result is the outcome of one invocation.

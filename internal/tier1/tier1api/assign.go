@@ -33,8 +33,9 @@ type passThroughResponse struct {
 }
 
 // Handle answers 201 with the visitor's position, or 200 with a pass-through
-// token (also set as the urr-vwr-token cookie) when the event is not active. An Idempotency-Key replay gets the
-// first answer again, marked by Idempotent-Replayed: true.
+// token (also set as the urr-vwr-token cookie) when the event is not active.
+// An Idempotency-Key replay gets the first answer again, marked by
+// Idempotent-Replayed: true.
 func (h *Assign) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
 	eventID, err := eventRequest(req)

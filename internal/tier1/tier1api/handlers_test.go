@@ -242,6 +242,7 @@ func TestNeverActivatedIsPassThrough(t *testing.T) {
 	}
 }
 
+// TestCheckOtherEventIs404: a requestId is only valid for its own event.
 func TestCheckOtherEventIs404(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
