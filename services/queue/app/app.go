@@ -223,6 +223,18 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 	return err
 }
 
+// Preload puts the Lua scripts into Redis' script cache, so that even the
+// first check after a Redis restart is one round trip. It only logs a
+// failure: a cold cache costs one extra EVAL, and Redis being down at start
+// must not stop the binary (it answers 503 until Redis is back).
+func (a *App) Preload(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(ctx, redisDialTimeout+redisIOTimeout)
+	defer cancel()
+	if err := a.Store.Load(lctx); err != nil {
+		a.Log.Warn("redis scripts not preloaded; the first calls will send them", "err", err.Error())
+	}
+}
+
 // Run listens on Config.Addr and serves the API plus the admission worker
 // until ctx is done. It is the whole deployable binary.
 func (a *App) Run(ctx context.Context) error {
@@ -230,6 +242,7 @@ func (a *App) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("QUEUE_LISTEN_ADDR %s: %w", a.Config.Addr, err)
 	}
+	a.Preload(ctx)
 	a.Log.Info("tier 2 queue listening", "addr", ln.Addr().String())
 	return Serve(ctx, ln, a.Handler(), a.Log, a.Worker.Run)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/testenv"
@@ -103,22 +104,49 @@ func TestCheckIsOneRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// A cold cache costs one extra trip (NOSCRIPT, then EVAL), once.
+// TestColdScriptCache runs on a private miniredis, because SCRIPT FLUSH on
+// the package's shared redis-server would turn the EVALSHAs of tests running
+// in parallel into NOSCRIPT retries and upset their command counts. A cold
+// cache costs one extra trip (NOSCRIPT, then EVAL), once; Load avoids even
+// that.
+func TestColdScriptCache(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	h := &tripCounter{}
+	rdb.AddHook(h)
+	s := newPrefixed(t, rdb)
+	ctx := context.Background()
+	ev := testenv.UniqueID(t)
+	check := func(uid string, score int64) {
+		t.Helper()
+		if _, err := s.Check(ctx, queue.CheckInput{EventID: ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	h.reset()
-	if _, err := s.Check(ctx, queue.CheckInput{EventID: ev, UserID: "d", Score: 9, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}); err != nil {
-		t.Fatal(err)
-	}
+	check("d", 9)
 	if trips, _, names := h.reset(); trips != 2 || fmt.Sprint(names) != "[evalsha sadd eval sadd]" {
 		t.Fatalf("cold: %d trips %v", trips, names)
 	}
-	if _, err := s.Check(ctx, queue.CheckInput{EventID: ev, UserID: "e", Score: 10, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}); err != nil {
-		t.Fatal(err)
-	}
+	check("e", 10)
 	if trips, scripts, _ := h.reset(); trips != 1 || scripts != 1 {
 		t.Fatalf("after warming: %d trips, %d scripts", trips, scripts)
+	}
+
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.reset()
+	check("f", 11)
+	if trips, scripts, names := h.reset(); trips != 1 || scripts != 1 || fmt.Sprint(names) != "[evalsha sadd]" {
+		t.Fatalf("after Load: %d trips, %d scripts %v; want one EVALSHA trip", trips, scripts, names)
 	}
 }
