@@ -128,6 +128,22 @@ type notes struct {
 
 func (n *notes) Admitted(a queue.Admission) { n.mu.Lock(); n.got = append(n.got, a); n.mu.Unlock() }
 
+// mustCheck sends POST check for uid (trusted header X-User-Id) and fails
+// the test unless it is answered 200.
+func mustCheck(t *testing.T, base, ev, uid string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/api/queue/check/"+ev, nil)
+	req.Header.Set("X-User-Id", uid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("check = %d", resp.StatusCode)
+	}
+}
+
 // TestOpenServesAndShutsDownGracefully assembles the runtime on the real
 // Redis, serves a check through it, and stops it while a request is in flight.
 func TestOpenServesAndShutsDownGracefully(t *testing.T) {
@@ -168,16 +184,7 @@ func TestOpenServesAndShutsDownGracefully(t *testing.T) {
 	}()
 
 	ev := testenv.UniqueID(t)
-	req, _ := http.NewRequest("POST", base+"/api/queue/check/"+ev, nil)
-	req.Header.Set("X-User-Id", "u1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("check = %d", resp.StatusCode)
-	}
+	mustCheck(t, base, ev, "u1")
 	n.mu.Lock()
 	if len(n.got) != 1 || n.got[0].UserID != "u1" || n.got[0].EventID != ev {
 		t.Fatalf("notifier got %+v", n.got)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -536,15 +537,15 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed {
 			t.Fatalf("second Retire = %v, %v", removed, err)
 		}
-		h := &tripCounter{}
+		h := &redistrips.Hook{}
 		f.s.rdb.AddHook(h)
 		f.check("c", 3, t0, 1)
-		_, _, names := h.reset()
+		_, _, names := counts(h)
 		if sadds := strings.Count(fmt.Sprint(names), "sadd"); sadds != 2 || !f.listed() {
 			t.Fatalf("check after a retire sent %v; want the pipelined SADD and one more", names)
 		}
 		f.check("c", 3, t0, 1)
-		if _, _, names := h.reset(); strings.Count(fmt.Sprint(names), "sadd") != 1 {
+		if _, _, names := counts(h); strings.Count(fmt.Sprint(names), "sadd") != 1 {
 			t.Fatalf("the tombstone outlived its relist: %v", names)
 		}
 	})

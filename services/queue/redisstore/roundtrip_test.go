@@ -3,9 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"net"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -13,54 +10,14 @@ import (
 
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
 )
 
-// tripCounter is a go-redis hook counting network round trips (one per
-// single command, one per pipeline) and the script commands sent.
-type tripCounter struct {
-	mu      sync.Mutex
-	trips   int
-	scripts int
-	names   []string
-}
-
-func (h *tripCounter) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
-}
-
-func (h *tripCounter) count(cmds ...redis.Cmder) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.trips++
-	for _, c := range cmds {
-		name := strings.ToLower(c.Name())
-		h.names = append(h.names, name)
-		if strings.HasPrefix(name, "eval") {
-			h.scripts++
-		}
-	}
-}
-
-func (h *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.count(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.count(cmds...)
-		return next(ctx, cmds)
-	}
-}
-
-func (h *tripCounter) reset() (trips, scripts int, names []string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	trips, scripts, names = h.trips, h.scripts, h.names
-	h.trips, h.scripts, h.names = 0, 0, nil
-	return
+// counts reads and forgets what h recorded: round trips, script calls and
+// the command names in order.
+func counts(h *redistrips.Hook) (trips, scripts int, names []string) {
+	t := h.Reset()
+	return len(t), t.Scripts(), t.Names()
 }
 
 // TestCheckIsOneRoundTrip counts, through a go-redis hook, what one Check
@@ -69,7 +26,7 @@ func (h *tripCounter) reset() (trips, scripts int, names []string) {
 func TestCheckIsOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
-	h := &tripCounter{}
+	h := &redistrips.Hook{}
 	rdb.AddHook(h)
 	s := newPrefixed(t, rdb)
 	ctx := context.Background()
@@ -77,7 +34,7 @@ func TestCheckIsOneRoundTrip(t *testing.T) {
 	if err := s.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.reset()
+	counts(h)
 
 	cases := []struct {
 		name, uid string
@@ -95,7 +52,7 @@ func TestCheckIsOneRoundTrip(t *testing.T) {
 			if err != nil || snap.Status != c.want {
 				t.Fatalf("Check = %+v, %v; want %s", snap, err, c.want)
 			}
-			trips, scripts, names := h.reset()
+			trips, scripts, names := counts(h)
 			if trips != 1 || scripts != 1 {
 				t.Fatalf("%d round trips and %d script calls (%v); want 1 and 1", trips, scripts, names)
 			}
@@ -114,7 +71,7 @@ func TestCheckIsOneRoundTrip(t *testing.T) {
 func TestColdScriptCache(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
-	h := &tripCounter{}
+	h := &redistrips.Hook{}
 	rdb.AddHook(h)
 	s := newPrefixed(t, rdb)
 	ctx := context.Background()
@@ -128,13 +85,13 @@ func TestColdScriptCache(t *testing.T) {
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	h.reset()
+	counts(h)
 	check("d", 9)
-	if trips, _, names := h.reset(); trips != 2 || fmt.Sprint(names) != "[evalsha sadd eval sadd]" {
+	if trips, _, names := counts(h); trips != 2 || fmt.Sprint(names) != "[evalsha sadd eval sadd]" {
 		t.Fatalf("cold: %d trips %v", trips, names)
 	}
 	check("e", 10)
-	if trips, scripts, _ := h.reset(); trips != 1 || scripts != 1 {
+	if trips, scripts, _ := counts(h); trips != 1 || scripts != 1 {
 		t.Fatalf("after warming: %d trips, %d scripts", trips, scripts)
 	}
 
@@ -144,9 +101,9 @@ func TestColdScriptCache(t *testing.T) {
 	if err := s.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.reset()
+	counts(h)
 	check("f", 11)
-	if trips, scripts, names := h.reset(); trips != 1 || scripts != 1 || fmt.Sprint(names) != "[evalsha sadd]" {
+	if trips, scripts, names := counts(h); trips != 1 || scripts != 1 || fmt.Sprint(names) != "[evalsha sadd]" {
 		t.Fatalf("after Load: %d trips, %d scripts %v; want one EVALSHA trip", trips, scripts, names)
 	}
 }
