@@ -53,28 +53,21 @@ func (b *testBundle) fifoQueue(t *testing.T, name string, extra map[string]strin
 	return q.QueueUrl
 }
 
-func dynamoClient(endpoint string) *dynamodb.Client {
-	return dynamodb.New(dynamodb.Options{
+// motoConfig points AWS clients at endpoint with dummy credentials and no
+// SDK retries, so parallel tests need no process environment.
+func motoConfig(endpoint string) aws.Config {
+	return aws.Config{
 		Region:           "us-east-1",
 		BaseEndpoint:     aws.String(endpoint),
 		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 		RetryMaxAttempts: 1,
-	})
-}
-
-func sqsClient(endpoint string) *sqs.Client {
-	return sqs.New(sqs.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(endpoint),
-		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-		RetryMaxAttempts: 1,
-	})
+	}
 }
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	endpoint := testenv.Moto(t)
-	db := dynamoClient(endpoint)
+	db := dynamodb.NewFromConfig(motoConfig(endpoint))
 	id := testenv.UniqueID(t)
 	tables := dynamostore.Tables{Processed: id + "-processed", Stats: id + "-stats"}
 	if err := dynamostore.CreateTables(context.Background(), db, tables); err != nil {
@@ -85,7 +78,7 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testBundle{db: db, sqs: sqsClient(endpoint), store: store, clock: clk, tables: tables}
+	return &testBundle{db: db, sqs: sqs.NewFromConfig(motoConfig(endpoint)), store: store, clock: clk, tables: tables}
 }
 
 func loadFixture(t *testing.T) events.SQSEvent {
@@ -175,7 +168,7 @@ func TestTransientStoreErrorFailsOnlyThoseRecords(t *testing.T) {
 	}
 	down := "http://" + l.Addr().String()
 	l.Close()
-	store, err := dynamostore.New(dynamoClient(down), dynamostore.Tables{Processed: "p", Stats: "s"}, nil)
+	store, err := dynamostore.New(dynamodb.NewFromConfig(motoConfig(down)), dynamostore.Tables{Processed: "p", Stats: "s"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
