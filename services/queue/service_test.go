@@ -428,6 +428,42 @@ func TestWorkersAdmitInPositionOrder(t *testing.T) {
 	}
 }
 
+// rankingsLost is the real store, except that Admit then fails the way
+// redisstore's does when the ranking pipeline breaks after admit.lua ran:
+// the users are active, and the error comes with them.
+type rankingsLost struct{ *redisstore.Store }
+
+func (s rankingsLost) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResult, error) {
+	res, err := s.Store.Admit(ctx, in)
+	if err != nil {
+		return res, err
+	}
+	return res, errors.New("redisstore: admit rankings: connection reset")
+}
+
+// TestWorkerReportsAdmissionsDespiteALateStoreError: users let in by an
+// admission step whose follow-up failed still reach the notifier (and so
+// SQS) and the metrics.
+func TestWorkerReportsAdmissionsDespiteALateStoreError(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	b.slotFreedForB(t)
+	svc := queue.New(rankingsLost{b.store}, b.keys, b.clk, b.rec, queue.Config{Threshold: 1})
+	svc.SetObserver(observer{b.rec})
+	n, err := queue.NewWorker(svc, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx)
+	if n != 1 || !errors.Is(err, queue.ErrUnavailable) {
+		t.Fatalf("AdmitOnce = %d, %v; want 1 admitted and the error", n, err)
+	}
+	if got := fmt.Sprint(b.rec.users()); got != "[a b]" {
+		t.Fatalf("notifier heard %s, want [a b]", got)
+	}
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if b.rec.admitted[b.ev] != 2 {
+		t.Fatalf("observer counted %d admissions, want 2", b.rec.admitted[b.ev])
+	}
+}
+
 func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1})

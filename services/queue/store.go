@@ -33,6 +33,8 @@ type Store interface {
 	// Unlock releases the lock only if owner still holds it.
 	Unlock(ctx context.Context, eventID, owner string) (bool, error)
 	// Admit lets the head of the line in while the event has free slots.
+	// An error after the admission step itself succeeded still comes with
+	// the result, so that the admitted users are reported.
 	Admit(ctx context.Context, in AdmitInput) (AdmitResult, error)
 	// Retire drops an event whose line and active set are empty from the
 	// active events, without ever losing an event that someone joins meanwhile.

@@ -153,14 +153,17 @@ func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
 		Batch:            s.cfg.AdmissionBatchSize,
 	})
 	s.observe("admit", start, err)
-	if err != nil {
-		return 0, unavailable("admit", eventID, err)
-	}
+	// The store may fail after its atomic step let people in (the ranking
+	// counts live outside the event's slot); those users are active, so
+	// they are reported before the error.
 	for _, uid := range res.Admitted {
 		s.notify.Admitted(Admission{EventID: eventID, UserID: uid, EntryJTI: EntryTokenID(eventID, uid, res.ExpiresAt), ExpiresAt: res.ExpiresAt, AdmittedAt: now})
 	}
 	if len(res.Admitted) > 0 {
 		s.obs.Admitted(eventID, len(res.Admitted))
+	}
+	if err != nil {
+		return len(res.Admitted), unavailable("admit", eventID, err)
 	}
 	s.obs.QueueDepth(eventID, res.QueueSize, res.ActiveCount)
 	if res.QueueSize == 0 && res.ActiveCount == 0 {
