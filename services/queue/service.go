@@ -159,6 +159,9 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 	})
 	s.observe("check", start, err)
 	if err != nil {
+		if snap.Activated {
+			s.admitted(eventID, who.UserID, now, snap.ExpiresAt)
+		}
 		return View{}, unavailable("check", eventID, err)
 	}
 	return s.view(eventID, who.UserID, now, snap)
@@ -218,8 +221,7 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	// user in, and a later check only re-mints (Activated is false then), so
 	// a failed mint here must not lose the notification.
 	if snap.Activated {
-		s.notify.Admitted(Admission{EventID: eventID, UserID: userID, EntryJTI: jti, ExpiresAt: snap.ExpiresAt, AdmittedAt: now})
-		s.obs.Admitted(eventID, 1)
+		s.admitted(eventID, userID, now, snap.ExpiresAt)
 	}
 	tok, err := s.keys.IssueEntry(token.Entry{
 		EventID:   eventID,
@@ -233,6 +235,12 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	}
 	v.EntryToken = tok
 	return v, nil
+}
+
+// admitted reports a direct entry made by Check to the notifier and observer.
+func (s *Service) admitted(eventID, userID string, now, expiresAt time.Time) {
+	s.notify.Admitted(Admission{EventID: eventID, UserID: userID, EntryJTI: EntryTokenID(eventID, userID, expiresAt), ExpiresAt: expiresAt, AdmittedAt: now})
+	s.obs.Admitted(eventID, 1)
 }
 
 // EntryTokenID is the jti of the entry token for one admission. It is derived

@@ -464,6 +464,45 @@ func TestWorkerReportsAdmissionsDespiteALateStoreError(t *testing.T) {
 	}
 }
 
+// relistLost is the real store, except that Check then fails the way
+// redisstore's does when the relist SADD breaks after check.lua ran.
+type relistLost struct{ *redisstore.Store }
+
+func (s relistLost) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
+	snap, err := s.Store.Check(ctx, in)
+	if err != nil {
+		return snap, err
+	}
+	return snap, errors.New("redisstore: check relist: connection reset")
+}
+
+// TestCheckReportsADirectEntryDespiteALateStoreError: the user is active
+// (their next check only re-mints), so the failed call must still report
+// the admission; the caller gets ErrUnavailable and retries.
+func TestCheckReportsADirectEntryDespiteALateStoreError(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	svc := queue.New(relistLost{b.store}, b.keys, b.clk, b.rec, queue.Config{Threshold: 1})
+	svc.SetObserver(observer{b.rec})
+	if _, err := svc.Check(b.ctx, b.ev, queue.Identity{UserID: "a", Position: 1}); !errors.Is(err, queue.ErrUnavailable) {
+		t.Fatalf("Check = %v, want ErrUnavailable", err)
+	}
+	if _, err := svc.Check(b.ctx, b.ev, queue.Identity{UserID: "b", Position: 2}); !errors.Is(err, queue.ErrUnavailable) {
+		t.Fatalf("Check = %v, want ErrUnavailable", err)
+	}
+	if v := b.check(t, "a", 1); v.Status != queue.StatusActive {
+		t.Fatalf("a after the failed call: %+v, want active", v)
+	}
+	if got := fmt.Sprint(b.rec.users()); got != "[a]" {
+		t.Fatalf("notifier heard %s, want [a] (b was only queued)", got)
+	}
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if b.rec.admitted[b.ev] != 1 {
+		t.Fatalf("observer counted %d admissions, want 1", b.rec.admitted[b.ev])
+	}
+}
+
 func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1})

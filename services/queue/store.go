@@ -12,6 +12,8 @@ import (
 // report ErrUnavailable; ids reaching a Store are already validated.
 type Store interface {
 	// Check joins userID to the event's line or refreshes them (see CheckInput).
+	// An error after the step itself succeeded still comes with the
+	// Snapshot, so that a user it activated is reported.
 	Check(ctx context.Context, in CheckInput) (Snapshot, error)
 	// Touch refreshes the heartbeat of a queued or active user and reports
 	// where they stand. It returns a Snapshot with an empty Status when the

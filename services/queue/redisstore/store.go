@@ -94,7 +94,8 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 	}
 	if relist {
 		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), in.EventID).Err(); err != nil {
-			return queue.Snapshot{}, wrap("check relist", in.EventID, err)
+			// The script already ran: the snapshot says whom it let in.
+			return snap, wrap("check relist", in.EventID, err)
 		}
 	}
 	return snap, nil
