@@ -93,6 +93,7 @@ type localStack struct {
 	mux      *http.ServeMux
 	patterns map[string]bool
 	jobs     []func(context.Context)
+	stops    []func()
 }
 
 // Handle registers h on the shared mux. A pattern registered twice is a
@@ -108,6 +109,11 @@ func (s *localStack) Handle(pattern string, h http.Handler) {
 // Go runs job in the background for the life of the process; it must return
 // when ctx is done.
 func (s *localStack) Go(job func(ctx context.Context)) { s.jobs = append(s.jobs, job) }
+
+// OnStop runs stop once serving has ended: the HTTP server has drained and
+// every Go job (the admission worker among them) has returned, so nothing
+// produces work behind it. Stops run in reverse order, before Redis closes.
+func (s *localStack) OnStop(stop func()) { s.stops = append(s.stops, stop) }
 
 // Notef prints a start-up note for the human running `vwr local`.
 func (s *localStack) Notef(format string, args ...any) {
@@ -242,6 +248,7 @@ func (s *localStack) assemble(ctx context.Context) error {
 		return err
 	}
 	s.Queue = q
+	q.Preload(ctx)
 	q.API.Register(s.mux)
 	for _, p := range q.API.Routes() {
 		s.patterns[p] = true
@@ -264,6 +271,9 @@ func (s *localStack) assemble(ctx context.Context) error {
 }
 
 func (s *localStack) close() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
 	if s.Queue != nil {
 		_ = s.Queue.Close()
 	}

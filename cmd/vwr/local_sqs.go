@@ -37,10 +37,8 @@ func init() {
 			if err := n.Register(s.Queue.Metrics.Registry()); err != nil {
 				return err
 			}
-			s.Go(func(ctx context.Context) {
-				<-ctx.Done()
-				// Admissions after this point (the worker's last pass) are
-				// counted as dropped_closed.
+			// After the worker's last pass, so its admissions are sent too.
+			s.OnStop(func() {
 				fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()
 				if err := n.Close(fctx); err != nil {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/services/queue/app"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -240,5 +243,41 @@ func TestLocalWithRealRedis(t *testing.T) {
 	}
 	if r := post(t, base+"/api/queue/check/"+testenv.UniqueID(t), map[string]string{"X-User-Id": "someone"}); r["_status"] != float64(401) {
 		t.Fatalf("the local default header was trusted although QUEUE_USER_HEADER is set: %v", r)
+	}
+}
+
+// OnStop hooks (the SQS flush) run only after the jobs (the admission
+// worker) have returned, so the worker's last admissions are still sent.
+func TestLocalStopsRunAfterJobs(t *testing.T) {
+	s, err := newLocalStack("127.0.0.1:0", func(string) string { return "" }, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	note := func(what string) {
+		mu.Lock()
+		order = append(order, what)
+		mu.Unlock()
+	}
+	s.Go(func(ctx context.Context) {
+		<-ctx.Done()
+		time.Sleep(20 * time.Millisecond) // a last pass that takes a moment
+		note("job returned")
+	})
+	s.OnStop(func() { note("first stop") })
+	s.OnStop(func() { note("second stop") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := app.Serve(ctx, ln, s.mux, s.Log, s.jobs...); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	if got, want := fmt.Sprint(order), "[job returned second stop first stop]"; got != want {
+		t.Fatalf("order %s, want %s", got, want)
 	}
 }
