@@ -11,6 +11,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
+	"github.com/vwr-go/vwr/services/queue/redisstore"
 )
 
 // TestTier1ToTier2 is the two-tier journey on real parts: `vwr local` with
@@ -32,6 +33,7 @@ func TestTier1ToTier2(t *testing.T) {
 	ev := testenv.UniqueID(t)
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t), DB: db})
 	t.Cleanup(func() { _ = rdb.Close() })
+	queueStore := redisstore.New(rdb, redisstore.Options{}) // vwr local's queue keys have no prefix
 
 	if code, out, errOut := runVWR(t, env, "admin", "activate", "-url", api, "-event", ev, "-shards", "2", "-batch", "10"); code != exitOK {
 		t.Fatalf("activate: %d %s %s", code, out, errOut)
@@ -83,9 +85,9 @@ func TestTier1ToTier2(t *testing.T) {
 		if r.status != 200 || r.body["status"] != "queued" || r.body["queued"] != true {
 			t.Fatalf("Tier 2 check of visitor %d: %d %s", i, r.status, r.raw)
 		}
-		score, err := rdb.ZScore(context.Background(), "{"+ev+"}:queue", v.requestID).Result()
-		if err != nil || int64(score) != v.position {
-			t.Fatalf("visitor %d queued with score %v (%v), want the Tier 1 position %d", i, score, err, v.position)
+		score, ok, err := queueStore.QueueScore(context.Background(), ev, v.requestID)
+		if err != nil || !ok || score != v.position {
+			t.Fatalf("visitor %d queued with score %v (%v, %v), want the Tier 1 position %d", i, score, ok, err, v.position)
 		}
 	}
 
@@ -116,7 +118,7 @@ func TestTier1ToTier2(t *testing.T) {
 		}
 	}
 	for _, sub := range []string{"forger-key", "forger-event"} {
-		if err := rdb.ZScore(context.Background(), "{"+ev+"}:queue", sub).Err(); err != redis.Nil {
+		if _, ok, err := queueStore.QueueScore(context.Background(), ev, sub); ok || err != nil {
 			t.Fatalf("forged pass %s was queued (%v)", sub, err)
 		}
 	}

@@ -150,6 +150,9 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if !f.listed() {
 			t.Fatal("event not in the active-events set after check")
 		}
+		if _, ok, err := f.s.QueueScore(f.ctx, f.ev, "alice"); ok || err != nil {
+			t.Fatalf("an active user has a queue score (ok=%v, err=%v)", ok, err)
+		}
 	})
 
 	t.Run("full event queues by score", func(t *testing.T) {
@@ -165,10 +168,13 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			}
 		}
 		for _, c := range []struct {
-			id   string
-			rank int64
-		}{{"p3", 0}, {"p5", 1}, {"p9", 2}} {
+			id          string
+			rank, score int64
+		}{{"p3", 0, 3}, {"p5", 1, 5}, {"p9", 2, 9}} {
 			s := f.check(c.id, 999, t0.Add(time.Second), 1)
+			if score, ok, err := f.s.QueueScore(f.ctx, f.ev, c.id); err != nil || !ok || score != c.score {
+				t.Fatalf("%s: QueueScore = %d, %v, %v; a re-check must keep the first score", c.id, score, ok, err)
+			}
 			if s.Status != queue.StatusQueued || s.Rank != c.rank || s.QueueSize != 3 || s.ActiveCount != 1 {
 				t.Fatalf("%s: got %+v, want queued rank %d of 3", c.id, s, c.rank)
 			}

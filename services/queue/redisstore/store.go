@@ -315,6 +315,20 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// QueueScore is the score a queued user sorts by: their Tier 1 position, or
+// their arrival ms without one. ok is false when the user is not queued.
+// Operators' tooling and end-to-end tests use it to check the ordering.
+func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score int64, ok bool, err error) {
+	v, err := s.rdb.ZScore(ctx, s.k.queue(eventID), userID).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, wrap("queue score", eventID, err)
+	}
+	return int64(v), true, nil
+}
+
 // parseView reads the reply of check.lua and touch.lua.
 func parseView(r []any) (queue.Snapshot, bool, error) {
 	if len(r) != 9 {
