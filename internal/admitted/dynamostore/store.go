@@ -76,6 +76,19 @@ func New(db API, tables Tables, clk clock.Clock) (*Store, error) {
 	return &Store{db: db, tables: tables, clock: clk}, nil
 }
 
+// NewStatsReader returns a Store that only reads the stats table (Admitted,
+// AdmittedLastMinute): Tier 1's admin status, whose role may only Query it.
+// Record on it fails. A nil clock means the wall clock.
+func NewStatsReader(db API, stats string, clk clock.Clock) (*Store, error) {
+	if stats == "" {
+		return nil, errors.New("dynamostore: the stats table name is required")
+	}
+	if clk == nil {
+		clk = clock.System{}
+	}
+	return &Store{db: db, tables: Tables{Stats: stats}, clock: clk}, nil
+}
+
 // ProcessedKey is the processed table's key for m: event plus dedup id.
 func ProcessedKey(m admitted.Message) string { return m.EventID + "#" + m.DedupID() }
 
@@ -90,6 +103,9 @@ func MinuteOf(t time.Time) int64 { return t.Unix() - t.Unix()%60 }
 // minute (the message timestamp), so a late delivery still lands where it
 // happened.
 func (s *Store) Record(ctx context.Context, m admitted.Message) (bool, error) {
+	if s.tables.Processed == "" {
+		return false, errors.New("dynamostore: record on a stats reader")
+	}
 	now := s.clock.Now()
 	claimTTL := now.Add(s.tables.ProcessedTTL).Unix()
 	statsTTL := m.Timestamp.Add(s.tables.StatsTTL).Unix()

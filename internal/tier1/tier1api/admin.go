@@ -69,7 +69,15 @@ type adminStatusResponse struct {
 	AdmitRatePerMinute int64     `json:"admitRatePerMinute"`
 	ShardCounters      []int64   `json:"shardCounters"`
 	UpdatedAt          time.Time `json:"updatedAt"`
+	// QueueAdmittedLastMinute is what the SQS consumer counted for the last
+	// complete minute; only the status route with QueueAdmissions set, and
+	// only when the read succeeds, carries it.
+	QueueAdmittedLastMinute *int64 `json:"queueAdmittedLastMinute,omitempty"`
 }
+
+// queueAdmissionsTimeout bounds the stats read so a slow table delays the
+// admin status by at most this much.
+const queueAdmissionsTimeout = 2 * time.Second
 
 // Handle authenticates, then dispatches on the route key.
 func (h *Admin) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -88,13 +96,34 @@ func (h *Admin) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	if strings.HasSuffix(req.RouteKey, AdminAdvancePath) {
 		h.d.Metrics.Gauge(eventID, MetricServingCounter, st.ServingCounter)
 	}
-	return h.d.finish(ctx, req, eventID, start, jsonResponse(200, adminStatusResponse{
+	body := adminStatusResponse{
 		EventID: st.EventID, Active: st.Active, Paused: st.Paused, Shards: st.Shards,
 		BatchSize: st.BatchSize, ServingCounter: st.ServingCounter, MaxAssigned: st.MaxAssigned,
 		Assigned: st.Assigned, Admitted: st.Admitted, Waiting: st.Waiting,
 		AdmitRatePerMinute: st.AdmitRatePerMinute, ShardCounters: st.ShardCounters,
 		UpdatedAt: st.UpdatedAt.UTC(),
-	}), nil)
+	}
+	if req.RouteKey == "GET "+AdminStatusPath {
+		body.QueueAdmittedLastMinute = h.queueAdmitted(ctx, eventID)
+	}
+	return h.d.finish(ctx, req, eventID, start, jsonResponse(200, body), nil)
+}
+
+// queueAdmitted reads the consumer's count for the last complete minute. The
+// stats are auxiliary: a failed read is logged and the field left out, never
+// turned into an error.
+func (h *Admin) queueAdmitted(ctx context.Context, eventID string) *int64 {
+	if h.d.QueueAdmissions == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, queueAdmissionsTimeout)
+	defer cancel()
+	n, err := h.d.QueueAdmissions.AdmittedLastMinute(ctx, eventID)
+	if err != nil {
+		h.d.Logger.WarnContext(ctx, "tier1 queue admissions", "event", eventID, "err", err)
+		return nil
+	}
+	return &n
 }
 
 func (h *Admin) dispatch(ctx context.Context, req events.APIGatewayV2HTTPRequest, eventID string) (tier1.AdminStatus, error) {

@@ -8,9 +8,14 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/redis/go-redis/v9"
 
+	admitteddb "github.com/vwr-go/vwr/internal/admitted/dynamostore"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
@@ -37,6 +42,9 @@ type Config struct {
 	// secret and run on a throwaway key instead.
 	MintsTokens bool
 	AdminToken  string // VWR_ADMIN_TOKEN, optional bearer for admin
+	// AdmittedStatsTable is VWR_ADMITTED_STATS_TABLE, the SQS consumer's
+	// per-minute admission counts. Optional; only admin reads it.
+	AdmittedStatsTable string
 	// AdvancerTicks is ADVANCER_TICKS (default 6); the gap between ticks is
 	// ADVANCER_TICK_SECONDS, read into Service.TickEvery.
 	AdvancerTicks int
@@ -53,6 +61,8 @@ func FromEnv(mintsTokens bool) (Config, error) {
 		RedisURL:    os.Getenv("VWR_TIER1_REDIS_URL"),
 		TokenKeys:   os.Getenv("VWR_TIER1_TOKEN_KEYS"),
 		AdminToken:  os.Getenv("VWR_ADMIN_TOKEN"),
+
+		AdmittedStatsTable: strings.TrimSpace(os.Getenv("VWR_ADMITTED_STATS_TABLE")),
 	}
 	if v := os.Getenv("ADVANCER_TICKS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -140,6 +150,34 @@ func Open(ctx context.Context, c Config, clk clock.Clock) (*tier1.Service, func(
 		store = ds
 	}
 	return tier1.New(store, keys, clk, c.Service), closeFn, nil
+}
+
+// OpenQueueAdmissions returns the reader of the SQS consumer's stats table
+// for the admin status, or nil when VWR_ADMITTED_STATS_TABLE is unset. It
+// uses the SDK's own resolution (AWS_REGION, AWS_ENDPOINT_URL) like the
+// DynamoDB store.
+func OpenQueueAdmissions(ctx context.Context, c Config) (QueueAdmissions, error) {
+	if c.AdmittedStatsTable == "" {
+		return nil, nil
+	}
+	var loadOpts []func(*awsconfig.LoadOptions) error
+	if c.Dynamo.Region != "" {
+		loadOpts = append(loadOpts, awsconfig.WithRegion(c.Dynamo.Region))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("VWR_ADMITTED_STATS_TABLE: load AWS config: %w", err)
+	}
+	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		if c.Dynamo.Endpoint != "" {
+			o.BaseEndpoint = aws.String(c.Dynamo.Endpoint)
+		}
+	})
+	r, err := admitteddb.NewStatsReader(db, c.AdmittedStatsTable, clock.System{})
+	if err != nil {
+		return nil, fmt.Errorf("VWR_ADMITTED_STATS_TABLE: %w", err)
+	}
+	return r, nil
 }
 
 func keyRing(c Config) (*token.KeyRing, error) {

@@ -27,6 +27,16 @@ func TestFromEnv(t *testing.T) {
 				t.Errorf("got %d ticks every %s", c.AdvancerTicks, c.Service.TickEvery)
 			}
 		}},
+		{"stats table unset", nil, false, "", func(t *testing.T, c Config) {
+			if c.AdmittedStatsTable != "" {
+				t.Errorf("AdmittedStatsTable %q, want empty", c.AdmittedStatsTable)
+			}
+		}},
+		{"stats table", map[string]string{"VWR_ADMITTED_STATS_TABLE": " vwr-admitted-stats "}, false, "", func(t *testing.T, c Config) {
+			if c.AdmittedStatsTable != "vwr-admitted-stats" {
+				t.Errorf("AdmittedStatsTable %q", c.AdmittedStatsTable)
+			}
+		}},
 		{"minting needs keys", nil, true, "VWR_TIER1_TOKEN_KEYS is required", nil},
 		{"non-minting runs without keys", nil, false, "", nil},
 		{"short key", map[string]string{"VWR_TIER1_TOKEN_KEYS": "k1:short"}, false, "VWR_TIER1_TOKEN_KEYS", nil},
@@ -37,7 +47,7 @@ func TestFromEnv(t *testing.T) {
 		{"same table twice", map[string]string{"VWR_TIER1_EVENTS_TABLE": "t", "VWR_TIER1_POSITIONS_TABLE": "t"}, false, "VWR_TIER1_POSITIONS_TABLE", nil},
 	}
 	vars := []string{"VWR_TIER1_STORE", "VWR_TIER1_REDIS_URL", "VWR_TIER1_TOKEN_KEYS", "VWR_ADMIN_TOKEN", "ADVANCER_TICKS",
-		"ADVANCER_TICK_SECONDS", "VWR_TIER1_EVENTS_TABLE", "VWR_TIER1_POSITIONS_TABLE"}
+		"ADVANCER_TICK_SECONDS", "VWR_TIER1_EVENTS_TABLE", "VWR_TIER1_POSITIONS_TABLE", "VWR_ADMITTED_STATS_TABLE"}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, v := range vars {

@@ -21,9 +21,21 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics emits CloudWatch EMF lines; nil emits none.
 	Metrics *Metrics
+	// QueueAdmissions, when set, adds the queue's measured admissions to the
+	// admin status (VWR_ADMITTED_STATS_TABLE on the admin function). Nil
+	// omits them.
+	QueueAdmissions QueueAdmissions
 	// InsecureCookie drops Secure from the urr-vwr-token cookie. Only vwr
 	// local, served over plain http on loopback, sets it.
 	InsecureCookie bool
+}
+
+// QueueAdmissions reads the Tier 2 admissions the SQS consumer counted
+// (internal/admitted/dynamostore.Store implements it). It keeps the handlers
+// free of the stats table's shape.
+type QueueAdmissions interface {
+	// AdmittedLastMinute is eventID's admissions in the last complete minute.
+	AdmittedLastMinute(ctx context.Context, eventID string) (int64, error)
 }
 
 func (d Deps) withDefaults() Deps {

@@ -63,7 +63,7 @@ func TestTemplateMatchesRoutes(t *testing.T) {
 		"AssignFunction":   "EventsTable[Query UpdateItem] PositionsTable[GetItem PutItem]",
 		"CheckFunction":    "EventsTable[Query] PositionsTable[GetItem]",
 		"StatusFunction":   "EventsTable[Query]",
-		"AdminFunction":    "EventsTable[Query UpdateItem DeleteItem]",
+		"AdminFunction":    "EventsTable[Query UpdateItem DeleteItem] AdmittedStatsTable[Query]",
 		"AdvancerFunction": "EventsTable[GetItem Query UpdateItem]",
 	}
 	stmtRE := regexp.MustCompile(`Action: \[([^\]]*)\]\n\s+Resource: !GetAtt (\w+)\.Arn`)
@@ -82,6 +82,11 @@ func TestTemplateMatchesRoutes(t *testing.T) {
 		}
 		if g := strings.Join(got, " "); g != grants {
 			t.Errorf("%s grants %q, want %q", fn, g, grants)
+		}
+		// Only admin reads the SQS consumer's stats; status stays on its cache.
+		stats := strings.Contains(block, "VWR_ADMITTED_STATS_TABLE: !Ref AdmittedStatsTable")
+		if want := fn == "AdminFunction"; stats != want {
+			t.Errorf("%s has VWR_ADMITTED_STATS_TABLE %v, want %v", fn, stats, want)
 		}
 	}
 }
