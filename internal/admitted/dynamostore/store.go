@@ -1,7 +1,7 @@
 // Package dynamostore is the DynamoDB adapter of the admitted consumer: a
 // processed-messages table that makes each admission count once, and a stats
-// table of per-event, per-minute admission counts that Tier 1's status and
-// admin endpoints can read as a real admit rate.
+// table of per-event, per-minute admission counts that Tier 1's admin status
+// reads as the queue's measured admit rate.
 package dynamostore
 
 import (
