@@ -14,14 +14,12 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/vwr-go/vwr/internal/ids"
 )
 
 // Action is the only action vwr publishes.
 const Action = "admitted"
-
-// idPattern mirrors queue.ValidID; it is repeated here so the consumer Lambda
-// does not link the Tier 2 domain.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // jtiPattern accepts the entry token ids internal/token mints (URL-safe
 // base64 or hex) with room to spare, and nothing that could smuggle markup.
@@ -62,9 +60,9 @@ func (m Message) Validate() error {
 	switch {
 	case m.Action != Action:
 		return fmt.Errorf("%w: action %q", ErrMalformed, m.Action)
-	case !idPattern.MatchString(m.EventID):
+	case !ids.Valid(m.EventID):
 		return fmt.Errorf("%w: eventId", ErrMalformed)
-	case !idPattern.MatchString(m.UserID):
+	case !ids.Valid(m.UserID):
 		return fmt.Errorf("%w: userId", ErrMalformed)
 	case m.EntryTokenID != "" && !jtiPattern.MatchString(m.EntryTokenID):
 		return fmt.Errorf("%w: entryTokenId", ErrMalformed)

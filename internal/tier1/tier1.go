@@ -10,16 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
-)
 
-// idPattern is the only shape of event ids, request ids and idempotency keys.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	"github.com/vwr-go/vwr/internal/ids"
+)
 
 // ValidID reports whether s is an acceptable event id, request id or
 // idempotency key.
-func ValidID(s string) bool { return idPattern.MatchString(s) }
+func ValidID(s string) bool { return ids.Valid(s) }
 
 // Errors of the domain. The handlers map them to HTTP status in one place.
 var (

@@ -6,15 +6,13 @@ package queue
 
 import (
 	"errors"
-	"regexp"
 	"time"
+
+	"github.com/vwr-go/vwr/internal/ids"
 )
 
-// idPattern is the only shape of event and user ids vwr accepts.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // ValidID reports whether s is an acceptable event or user id.
-func ValidID(s string) bool { return idPattern.MatchString(s) }
+func ValidID(s string) bool { return ids.Valid(s) }
 
 // Errors of the domain. The HTTP layer maps them to status codes in one place.
 var (
