@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,12 +25,26 @@ type Metrics struct {
 	queueSize  *prometheus.GaugeVec
 	active     *prometheus.GaugeVec
 	script     *prometheus.HistogramVec
+
+	// Event ids become label values; anyone holding a pass for any event id
+	// could otherwise grow the series without bound. The first
+	// MaxEventLabels ids of the process get their own series, the rest
+	// share OtherEventLabel.
+	labelsMu sync.Mutex
+	labels   map[string]struct{}
 }
+
+// MaxEventLabels is how many distinct event ids get their own series.
+const MaxEventLabels = 1000
+
+// OtherEventLabel is the admissions label of events beyond MaxEventLabels.
+const OtherEventLabel = "_other"
 
 // NewMetrics creates the series on a fresh registry.
 func NewMetrics() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:    prometheus.NewRegistry(),
+		labels: map[string]struct{}{},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vwr_http_requests_total", Help: "HTTP requests by route pattern and status code.",
 		}, []string{"route", "code"}),
@@ -78,7 +93,22 @@ func (m *Metrics) Admitted(eventID string, n int) {
 	if m == nil || n <= 0 {
 		return
 	}
-	m.admissions.WithLabelValues(eventID).Add(float64(n))
+	m.admissions.WithLabelValues(m.eventLabel(eventID)).Add(float64(n))
+}
+
+// eventLabel is eventID while fewer than MaxEventLabels ids have series,
+// else OtherEventLabel.
+func (m *Metrics) eventLabel(eventID string) string {
+	m.labelsMu.Lock()
+	defer m.labelsMu.Unlock()
+	if _, ok := m.labels[eventID]; ok {
+		return eventID
+	}
+	if len(m.labels) >= MaxEventLabels {
+		return OtherEventLabel
+	}
+	m.labels[eventID] = struct{}{}
+	return eventID
 }
 
 // QueueDepth records an event's line and active sizes.
@@ -86,8 +116,18 @@ func (m *Metrics) QueueDepth(eventID string, queued, active int64) {
 	if m == nil {
 		return
 	}
-	m.queueSize.WithLabelValues(eventID).Set(float64(queued))
-	m.active.WithLabelValues(eventID).Set(float64(active))
+	ev := m.eventLabel(eventID)
+	switch {
+	case ev == OtherEventLabel:
+		// A gauge shared by many events would only show the last one.
+	case queued == 0 && active == 0:
+		// An idle event's gauges go, so retired events don't linger.
+		m.queueSize.DeleteLabelValues(ev)
+		m.active.DeleteLabelValues(ev)
+	default:
+		m.queueSize.WithLabelValues(ev).Set(float64(queued))
+		m.active.WithLabelValues(ev).Set(float64(active))
+	}
 }
 
 func (m *Metrics) observeView(v queue.View) { m.QueueDepth(v.EventID, v.QueueSize, v.CurrentUsers) }
