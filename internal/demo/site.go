@@ -1,13 +1,13 @@
 package demo
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -160,26 +160,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// venue returns the event's layout or the error for its id.
-func (s *Site) venue(r *http.Request) (string, Venue, error) {
-	event := r.PathValue("event")
+// seatRequest is what both seat routes check first: the event's layout and
+// the uid of the verified entry token the gate put in the context.
+func (s *Site) seatRequest(r *http.Request) (event string, v Venue, uid string, err error) {
+	event = r.PathValue("event")
 	if !queue.ValidID(event) {
-		return "", Venue{}, errBadEvent
+		return "", Venue{}, "", errBadEvent
 	}
 	v, ok := s.cfg.Venues[event]
 	if !ok {
-		return event, Venue{}, ErrUnknownEvent
+		return "", Venue{}, "", ErrUnknownEvent
 	}
-	return event, v, nil
-}
-
-// visitor is the uid of the verified entry token the gate put in the context.
-func visitor(r *http.Request) (string, error) {
 	e, ok := gate.EntryFrom(r.Context())
 	if !ok || e.UserID == "" {
-		return "", errNoIdentity
+		return "", Venue{}, "", errNoIdentity
 	}
-	return e.UserID, nil
+	return event, v, e.UserID, nil
 }
 
 type seatList struct {
@@ -192,12 +188,7 @@ type seatList struct {
 }
 
 func (s *Site) listSeats(w http.ResponseWriter, r *http.Request) {
-	event, v, err := s.venue(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	uid, err := visitor(r)
+	event, v, uid, err := s.seatRequest(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -216,12 +207,7 @@ func (s *Site) listSeats(w http.ResponseWriter, r *http.Request) {
 
 func (s *Site) holdSeat(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	event, v, err := s.venue(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	uid, err := visitor(r)
+	event, v, uid, err := s.seatRequest(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -234,7 +220,7 @@ func (s *Site) holdSeat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errTooLarge)
 		return
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
 		writeError(w, errBadJSON)
