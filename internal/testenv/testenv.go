@@ -162,10 +162,35 @@ func startRedisNode(tb testing.TB, extra ...string) (string, *server) {
 	return addr, s
 }
 
+// shared is one server per test binary, started on first use. A failed start
+// is remembered, so every later test that needs the server fails with the
+// same reason instead of using a half-started one.
+type shared[T any] struct {
+	once sync.Once
+	val  T
+	err  string
+}
+
+func (s *shared[T]) get(tb testing.TB, start func(testing.TB) T) T {
+	tb.Helper()
+	s.once.Do(func() {
+		ft := &fatalCatcher{TB: tb}
+		func() {
+			defer ft.recover()
+			s.val = start(ft)
+		}()
+		s.err = ft.msg
+	})
+	if s.err != "" {
+		tb.Fatal(s.err)
+	}
+	return s.val
+}
+
 var (
-	redisOnce sync.Once
-	redisAddr string
-	redisErr  string
+	redisServer   shared[string]
+	clusterServer shared[[]string]
+	motoServer    shared[string]
 )
 
 // Redis returns the address (host:port) of this test binary's private
@@ -173,42 +198,17 @@ var (
 // its own keys (see UniqueID).
 func Redis(tb testing.TB) string {
 	tb.Helper()
-	redisOnce.Do(func() {
-		ft := &fatalCatcher{TB: tb}
-		func() {
-			defer ft.recover()
-			redisAddr, _ = startRedisNode(ft)
-		}()
-		redisErr = ft.msg
+	return redisServer.get(tb, func(tb testing.TB) string {
+		addr, _ := startRedisNode(tb)
+		return addr
 	})
-	if redisErr != "" {
-		tb.Fatal(redisErr)
-	}
-	return redisAddr
 }
-
-var (
-	clusterOnce  sync.Once
-	clusterAddrs []string
-	clusterErr   string
-)
 
 // RedisCluster returns the seed addresses of a private 3-master Redis Cluster,
 // starting it on first use.
 func RedisCluster(tb testing.TB) []string {
 	tb.Helper()
-	clusterOnce.Do(func() {
-		ft := &fatalCatcher{TB: tb}
-		func() {
-			defer ft.recover()
-			clusterAddrs = startCluster(ft)
-		}()
-		clusterErr = ft.msg
-	})
-	if clusterErr != "" {
-		tb.Fatal(clusterErr)
-	}
-	return clusterAddrs
+	return clusterServer.get(tb, startCluster)
 }
 
 func startCluster(tb testing.TB) []string {
@@ -243,40 +243,22 @@ func startCluster(tb testing.TB) []string {
 	return nil
 }
 
-var (
-	motoOnce sync.Once
-	motoURL  string
-	motoErr  string
-)
-
 // Moto returns the endpoint URL (http://127.0.0.1:port) of this test binary's
 // private moto server, starting it on first use. Point AWS clients at it with
 // AWS_ENDPOINT_URL or an explicit BaseEndpoint; use unique table and queue
 // names per test.
 func Moto(tb testing.TB) string {
 	tb.Helper()
-	motoOnce.Do(func() {
-		ft := &fatalCatcher{TB: tb}
-		func() {
-			defer ft.recover()
-			motoURL = startMoto(ft)
-		}()
-		motoErr = ft.msg
-	})
-	if motoErr != "" {
-		tb.Fatal(motoErr)
-	}
-	return motoURL
+	return motoServer.get(tb, startMoto)
 }
 
 func startMoto(tb testing.TB) string {
 	root := RepoRoot(tb)
-	bin := lookBinary(tb, "VWR_MOTO_SERVER", "moto_server", filepath.Join(root, ".venv", "bin", "moto_server"))
-	if p := os.Getenv("VWR_MOTO_SERVER"); p == "" {
-		// Prefer the project's pinned venv over anything else on PATH.
-		if venv := filepath.Join(root, ".venv", "bin", "moto_server"); fileExists(venv) {
-			bin = venv
-		}
+	// Unless VWR_MOTO_SERVER names one, prefer the project's pinned venv
+	// over anything else on PATH.
+	bin := filepath.Join(root, ".venv", "bin", "moto_server")
+	if os.Getenv("VWR_MOTO_SERVER") != "" || !fileExists(bin) {
+		bin = lookBinary(tb, "VWR_MOTO_SERVER", "moto_server")
 	}
 	port := FreePort(tb)
 	dir, err := os.MkdirTemp("", "vwr-moto-")
@@ -340,9 +322,8 @@ func UniqueID(tb testing.TB) string {
 	return name + suffix
 }
 
-// fatalCatcher turns Fatal inside a sync.Once into a recorded message, so a
-// later test that needs the same server fails with the same reason instead of
-// using a half-started one.
+// fatalCatcher turns Fatal into a recorded message and a panic that
+// shared.get recovers, so a failed start does not end the test inside once.Do.
 type fatalCatcher struct {
 	testing.TB
 	msg string
