@@ -107,9 +107,6 @@ func (s *Service) SetObserver(o Observer) {
 	s.obs = o
 }
 
-// Config returns the effective configuration.
-func (s *Service) Config() Config { return s.cfg }
-
 // unavailable wraps a store failure so callers can test for ErrUnavailable
 // while logs keep the cause.
 func unavailable(op, eventID string, err error) error {
@@ -160,7 +157,7 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 	s.observe("check", start, err)
 	if err != nil {
 		if snap.Activated {
-			s.admitted(eventID, who.UserID, now, snap.ExpiresAt)
+			s.admitted(newAdmission(eventID, who.UserID, now, snap.ExpiresAt))
 		}
 		return View{}, unavailable("check", eventID, err)
 	}
@@ -216,17 +213,17 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	}
 	v.NextPoll = NextPoll(StatusActive, 0)
 	v.ExpiresAt = snap.ExpiresAt
-	jti := EntryTokenID(eventID, userID, snap.ExpiresAt)
+	a := newAdmission(eventID, userID, now, snap.ExpiresAt)
 	// Report the admission before minting: the store has already let the
 	// user in, and a later check only re-mints (Activated is false then), so
 	// a failed mint here must not lose the notification.
 	if snap.Activated {
-		s.admitted(eventID, userID, now, snap.ExpiresAt)
+		s.admitted(a)
 	}
 	tok, err := s.keys.IssueEntry(token.Entry{
 		EventID:   eventID,
 		UserID:    userID,
-		ID:        jti,
+		ID:        a.EntryJTI,
 		IssuedAt:  now,
 		ExpiresAt: snap.ExpiresAt,
 	})
@@ -237,10 +234,15 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	return v, nil
 }
 
+// newAdmission describes userID let into eventID at now until expiresAt.
+func newAdmission(eventID, userID string, now, expiresAt time.Time) Admission {
+	return Admission{EventID: eventID, UserID: userID, EntryJTI: EntryTokenID(eventID, userID, expiresAt), ExpiresAt: expiresAt, AdmittedAt: now}
+}
+
 // admitted reports a direct entry made by Check to the notifier and observer.
-func (s *Service) admitted(eventID, userID string, now, expiresAt time.Time) {
-	s.notify.Admitted(Admission{EventID: eventID, UserID: userID, EntryJTI: EntryTokenID(eventID, userID, expiresAt), ExpiresAt: expiresAt, AdmittedAt: now})
-	s.obs.Admitted(eventID, 1)
+func (s *Service) admitted(a Admission) {
+	s.notify.Admitted(a)
+	s.obs.Admitted(a.EventID, 1)
 }
 
 // EntryTokenID is the jti of the entry token for one admission. It is derived

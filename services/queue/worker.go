@@ -92,8 +92,8 @@ func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
 }
 
 // AdmitOnce makes one admission pass over all active events and returns how
-// many users it let in. A failing event does not stop the others; the first
-// error is returned.
+// many users it let in. A failing event does not stop the others; their
+// errors are joined.
 func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 	events, err := w.activeEvents(ctx)
 	if err != nil {
@@ -157,7 +157,7 @@ func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
 	// counts live outside the event's slot); those users are active, so
 	// they are reported before the error.
 	for _, uid := range res.Admitted {
-		s.notify.Admitted(Admission{EventID: eventID, UserID: uid, EntryJTI: EntryTokenID(eventID, uid, res.ExpiresAt), ExpiresAt: res.ExpiresAt, AdmittedAt: now})
+		s.notify.Admitted(newAdmission(eventID, uid, now, res.ExpiresAt))
 	}
 	if len(res.Admitted) > 0 {
 		s.obs.Admitted(eventID, len(res.Admitted))
