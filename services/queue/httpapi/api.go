@@ -15,6 +15,7 @@ import (
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/gate"
 )
 
 // Queue is the port the API drives. *queue.Service satisfies it.
@@ -31,10 +32,11 @@ type Queue interface {
 
 var _ Queue = (*queue.Service)(nil)
 
-// Names of the cookies the API reads and writes (the seed's names).
+// Names of the cookies the API reads and writes (the seed's names). The
+// entry cookie is the one the gate reads, so it is defined there once.
 const (
 	Tier1Cookie = "urr-vwr-token"
-	EntryCookie = "urr-entry-token"
+	EntryCookie = gate.TokenCookie
 )
 
 // MaxBodyBytes is the largest request body accepted; larger bodies get 413.
