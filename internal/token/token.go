@@ -87,11 +87,13 @@ func NewKeyRing(kid string, secret []byte) (*KeyRing, error) {
 }
 
 // RandomSecret returns a fresh URL-safe secret with 256 bits of entropy.
-func RandomSecret() string {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		panic("token: crypto/rand failed: " + err.Error())
-	}
+func RandomSecret() string { return randomString(32) }
+
+// randomString is n random bytes in URL-safe base64. crypto/rand.Read never
+// returns an error (since Go 1.24 it crashes the program instead).
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -223,14 +225,8 @@ type entryClaims struct {
 	jwt.RegisteredClaims
 }
 
-// NewTokenID returns a random jti.
-func NewTokenID() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic("token: crypto/rand failed: " + err.Error())
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+// NewTokenID returns a random jti (128 bits).
+func NewTokenID() string { return randomString(16) }
 
 // IssueEntry signs an entry token. An empty ID gets a random one.
 func (r *KeyRing) IssueEntry(e Entry) (string, error) {
