@@ -66,9 +66,10 @@ func (c Config) validate() error {
 	if c.StatsTable == "" {
 		errs = append(errs, errors.New("VWR_ADMITTED_STATS_TABLE is required"))
 	}
-	// The claim must outlive SQS's longest possible redelivery (14 days of
-	// retention is the maximum; our queue keeps 4 days), or a late duplicate
-	// would count again.
+	// The claim must outlive every redelivery of its message, or a late
+	// duplicate counts again. A message can wait out a consumer outage for
+	// the queue's whole retention (4 days in template.yaml), which the 7-day
+	// default covers; the 24h floor only catches unit slips such as "24m".
 	if c.ProcessedTTL < 24*time.Hour {
 		errs = append(errs, fmt.Errorf("VWR_ADMITTED_PROCESSED_TTL=%s must be at least 24h", c.ProcessedTTL))
 	}
