@@ -69,7 +69,7 @@ func mountTier1(ctx context.Context, s *localStack) error {
 	}
 	hs := tier1api.NewHandlers(deps, tier1api.AdminOptions{Token: adminToken})
 	s.Handle(Tier1Prefix+"/", http.StripPrefix(Tier1Prefix, tier1api.NewHTTPHandler(hs.Routes())))
-	adv := tier1api.NewAdvancer(deps, tier1api.AdvancerOptions{Every: tick})
+	adv := tier1api.NewAdvancer(deps, tier1api.AdvancerOptions{})
 	s.Go(adv.RunLocal)
 	tier1Services.Store(s, svc)
 	s.Go(func(ctx context.Context) { <-ctx.Done(); tier1Services.Delete(s) })

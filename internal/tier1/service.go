@@ -431,7 +431,7 @@ func (s *Service) AdvanceBy(ctx context.Context, eventID string, by int64) (Admi
 		if to <= ev.ServingCounter {
 			return s.adminStatus(eventID, snap), nil
 		}
-		err = s.raise(ctx, snap, to, 0)
+		_, err = s.raise(ctx, snap, to, 0)
 		if errors.Is(err, ErrConflict) && attempt < 4 {
 			continue
 		}
@@ -445,8 +445,9 @@ func (s *Service) AdvanceBy(ctx context.Context, eventID string, by int64) (Admi
 	}
 }
 
-// raise writes S → to conditionally and records the admitted visitors.
-func (s *Service) raise(ctx context.Context, snap Snapshot, to, slot int64) error {
+// raise writes S → to conditionally, records the admitted visitors and
+// returns how many they were.
+func (s *Service) raise(ctx context.Context, snap Snapshot, to, slot int64) (int64, error) {
 	ev := snap.Event
 	now := s.clk.Now()
 	admitted := Visitors(snap.Counters, ev.Shards, to) - Visitors(snap.Counters, ev.Shards, ev.ServingCounter)
@@ -456,27 +457,20 @@ func (s *Service) raise(ctx context.Context, snap Snapshot, to, slot int64) erro
 	})
 	s.invalidate(ev.ID)
 	if err != nil && !errors.Is(err, ErrConflict) {
-		return unavailable("advance", err)
+		return 0, unavailable("advance", err)
 	}
-	return err
+	return admitted, err
 }
 
 // Tick runs one advancer tick over every active, unpaused event: each is
 // raised so that about BatchSize more real visitors are admitted, at most
 // once per tick slot however many advancers run.
 func (s *Service) Tick(ctx context.Context) ([]TickResult, error) {
-	return s.tick(ctx, s.cfg.TickEvery)
-}
-
-func (s *Service) tick(ctx context.Context, every time.Duration) ([]TickResult, error) {
-	if every <= 0 {
-		every = s.cfg.TickEvery
-	}
 	ids, err := s.store.ActiveEvents(ctx)
 	if err != nil {
 		return nil, unavailable("list events", err)
 	}
-	slot := s.clk.Now().UnixNano() / int64(every)
+	slot := s.clk.Now().UnixNano() / int64(s.cfg.TickEvery)
 	var results []TickResult
 	var errs []error
 	for _, id := range ids {
@@ -515,7 +509,7 @@ func (s *Service) tickEvent(ctx context.Context, eventID string, slot int64) (Ti
 			r.Skipped = "idle"
 			return r, nil
 		}
-		err = s.raise(ctx, snap, to, slot)
+		admitted, err := s.raise(ctx, snap, to, slot)
 		if errors.Is(err, ErrConflict) && attempt < 4 {
 			// Another advancer took the slot, or an admin advance moved S:
 			// re-read and decide again.
@@ -524,25 +518,28 @@ func (s *Service) tickEvent(ctx context.Context, eventID string, slot int64) (Ti
 		if err != nil {
 			return TickResult{}, err
 		}
-		r.To = to
-		r.Admitted = Visitors(snap.Counters, ev.Shards, to) - Visitors(snap.Counters, ev.Shards, ev.ServingCounter)
+		r.To, r.Admitted = to, admitted
 		s.cfg.Logger.Info("tier1 advance", "event", eventID, "from", r.From, "to", r.To, "admitted", r.Admitted)
 		return r, nil
 	}
 }
 
-// RunAdvancer runs `ticks` ticks, `every` apart (ADVANCER_TICKS and
-// ADVANCER_TICK_SECONDS), waiting with the configured Sleep; tick slots are
-// numbered by `every` (≤ 0 takes Config.TickEvery). A failing tick
-// does not stop the later ones; their errors are joined.
-func (s *Service) RunAdvancer(ctx context.Context, ticks int, every time.Duration) error {
+// RunAdvancer runs `ticks` ticks (ADVANCER_TICKS) TickEvery apart, waiting
+// with the configured Sleep, and hands each tick's outcome to report when it
+// is not nil. A failing tick does not stop the later ones; their errors are
+// joined.
+func (s *Service) RunAdvancer(ctx context.Context, ticks int, report func([]TickResult, error)) error {
 	var errs []error
 	for i := 0; i < ticks; i++ {
-		if _, err := s.tick(ctx, every); err != nil {
+		results, err := s.Tick(ctx)
+		if report != nil {
+			report(results, err)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 		if i < ticks-1 {
-			if err := s.cfg.Sleep(ctx, every); err != nil {
+			if err := s.cfg.Sleep(ctx, s.cfg.TickEvery); err != nil {
 				errs = append(errs, err)
 				break
 			}

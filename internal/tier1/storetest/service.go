@@ -231,7 +231,7 @@ func runService(t *testing.T, f Factory) {
 				t.Fatal(err)
 			}
 		}
-		if err := svc.RunAdvancer(b.ctx, 6, 10*time.Second); err != nil {
+		if err := svc.RunAdvancer(b.ctx, 6, nil); err != nil {
 			t.Fatalf("RunAdvancer: %v", err)
 		}
 		st, _ := svc.AdminStatus(b.ctx, b.event)

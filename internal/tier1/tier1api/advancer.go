@@ -19,18 +19,14 @@ const DefaultAdvancerTicks = 6
 type Advancer struct {
 	d     Deps
 	ticks int
-	every time.Duration
-	sleep func(context.Context, time.Duration) error
 }
 
-// AdvancerOptions set the ticks per invocation (ADVANCER_TICKS, default 6)
-// and the gap between them (default the Service's TickEvery, read from
-// ADVANCER_TICK_SECONDS, so sleeps and tick slots line up). Sleep defaults to
-// the Service's.
+// AdvancerOptions set the ticks per invocation (ADVANCER_TICKS, default 6).
+// The gap between ticks is the Service's TickEvery (ADVANCER_TICK_SECONDS),
+// the same interval tick slots are numbered by, and it waits with the
+// Service's Sleep.
 type AdvancerOptions struct {
 	Ticks int
-	Every time.Duration
-	Sleep func(context.Context, time.Duration) error
 }
 
 // NewAdvancer returns the advancer handler.
@@ -38,13 +34,7 @@ func NewAdvancer(d Deps, opts AdvancerOptions) *Advancer {
 	if opts.Ticks <= 0 {
 		opts.Ticks = DefaultAdvancerTicks
 	}
-	if opts.Every <= 0 {
-		opts.Every = d.Service.Config().TickEvery
-	}
-	if opts.Sleep == nil {
-		opts.Sleep = d.Service.Config().Sleep
-	}
-	return &Advancer{d: d.withDefaults(), ticks: opts.Ticks, every: opts.Every, sleep: opts.Sleep}
+	return &Advancer{d: d.withDefaults(), ticks: opts.Ticks}
 }
 
 // AdvancerReport is what one invocation did; Lambda logs it as the result.
@@ -62,16 +52,15 @@ type AdvanceDone struct {
 	Admitted int64  `json:"admitted"`
 }
 
-// Handle runs the ticks. It is what Service.RunAdvancer does, unrolled so
-// each tick's raises reach the metrics. A tick that fails does not stop the
-// next one; the invocation fails (and EventBridge's async retry runs it
-// again, which tick slots make safe) only when every tick failed.
+// Handle runs the ticks through Service.RunAdvancer, reporting each tick's
+// raises to the metrics. A tick that fails does not stop the next one; the
+// invocation fails (and EventBridge's async retry runs it again, which tick
+// slots make safe) only when every tick failed.
 func (h *Advancer) Handle(ctx context.Context, ev events.EventBridgeEvent) (AdvancerReport, error) {
 	start := time.Now()
 	var rep AdvancerReport
 	var errs []error
-	for i := 0; i < h.ticks; i++ {
-		results, err := h.d.Service.Tick(ctx)
+	_ = h.d.Service.RunAdvancer(ctx, h.ticks, func(results []tier1.TickResult, err error) {
 		rep.Ticks++
 		if err != nil {
 			rep.FailedTicks++
@@ -80,20 +69,10 @@ func (h *Advancer) Handle(ctx context.Context, ev events.EventBridgeEvent) (Adva
 				h.d.Metrics.Count(AllEvents, MetricThrottles, 1)
 			}
 		}
-		for _, r := range results {
-			if r.Skipped != "" || r.To == r.From {
-				continue
-			}
+		for _, r := range h.record(results) {
 			rep.Raises = append(rep.Raises, AdvanceDone{EventID: r.EventID, From: r.From, To: r.To, Admitted: r.Admitted})
-			h.d.Metrics.Gauge(r.EventID, MetricServingCounter, r.To)
-			h.d.Metrics.Count(r.EventID, MetricReleased, r.Admitted)
 		}
-		if i < h.ticks-1 {
-			if err := h.sleep(ctx, h.every); err != nil {
-				break
-			}
-		}
-	}
+	})
 	attrs := []any{"source", ev.Source, "id", ev.ID, "ticks", rep.Ticks, "failed", rep.FailedTicks,
 		"raises", len(rep.Raises), "ms", time.Since(start).Milliseconds()}
 	if rep.FailedTicks > 0 {
@@ -107,10 +86,25 @@ func (h *Advancer) Handle(ctx context.Context, ev events.EventBridgeEvent) (Adva
 	return rep, nil
 }
 
-// RunLocal ticks every h.every until ctx ends: vwr local's stand-in for the
+// record sends the raises among a tick's results to the metrics and returns
+// them.
+func (h *Advancer) record(results []tier1.TickResult) []tier1.TickResult {
+	var raised []tier1.TickResult
+	for _, r := range results {
+		if r.Skipped != "" || r.To == r.From {
+			continue
+		}
+		raised = append(raised, r)
+		h.d.Metrics.Gauge(r.EventID, MetricServingCounter, r.To)
+		h.d.Metrics.Count(r.EventID, MetricReleased, r.Admitted)
+	}
+	return raised
+}
+
+// RunLocal ticks every TickEvery until ctx ends: vwr local's stand-in for the
 // EventBridge schedule. Errors are logged, never fatal.
 func (h *Advancer) RunLocal(ctx context.Context) {
-	t := time.NewTicker(h.every)
+	t := time.NewTicker(h.d.Service.Config().TickEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -122,10 +116,6 @@ func (h *Advancer) RunLocal(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			h.d.Logger.Warn("tier1 advancer tick", "err", err)
 		}
-		for _, r := range results {
-			if r.Skipped == "" && r.To != r.From {
-				h.d.Metrics.Gauge(r.EventID, MetricServingCounter, r.To)
-			}
-		}
+		h.record(results)
 	}
 }
