@@ -2,7 +2,6 @@ package tier1api
 
 import (
 	"context"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -37,33 +36,30 @@ type passThroughResponse struct {
 // An Idempotency-Key replay gets the first answer again, marked by
 // Idempotent-Replayed: true.
 func (h *Assign) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	start := time.Now()
-	eventID, err := eventRequest(req)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	key := header(req, "Idempotency-Key")
-	if key != "" && !tier1.ValidID(key) {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, tier1.ErrInvalidIdempotencyKey)
-	}
-	res, err := h.d.Service.Assign(ctx, eventID, key)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	if !res.Active {
-		resp := jsonResponse(200, passThroughResponse{Active: false, Admitted: true, Token: res.Token})
-		resp.Cookies = []string{h.d.passCookie(res.Token, res.ExpiresAt)}
-		return h.d.finish(ctx, req, eventID, start, resp, nil)
-	}
-	resp := jsonResponse(201, assignResponse{
-		Active: true, RequestID: res.RequestID, EventID: res.EventID, Position: res.Position,
-		ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
-		EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
+	return h.d.serve(ctx, req, func(eventID string) (events.APIGatewayV2HTTPResponse, error) {
+		key := header(req, "Idempotency-Key")
+		if key != "" && !tier1.ValidID(key) {
+			return events.APIGatewayV2HTTPResponse{}, tier1.ErrInvalidIdempotencyKey
+		}
+		res, err := h.d.Service.Assign(ctx, eventID, key)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		if !res.Active {
+			resp := jsonResponse(200, passThroughResponse{Active: false, Admitted: true, Token: res.Token})
+			resp.Cookies = []string{h.d.passCookie(res.Token, res.ExpiresAt)}
+			return resp, nil
+		}
+		resp := jsonResponse(201, assignResponse{
+			Active: true, RequestID: res.RequestID, EventID: res.EventID, Position: res.Position,
+			ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
+			EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
+		})
+		if res.Reused {
+			resp.Headers["Idempotent-Replayed"] = "true"
+		} else {
+			h.d.Metrics.Count(eventID, MetricAssignments, 1)
+		}
+		return resp, nil
 	})
-	if res.Reused {
-		resp.Headers["Idempotent-Replayed"] = "true"
-	} else {
-		h.d.Metrics.Count(eventID, MetricAssignments, 1)
-	}
-	return h.d.finish(ctx, req, eventID, start, resp, nil)
 }

@@ -40,29 +40,26 @@ type waitingResponse struct {
 // once their position is served, and otherwise reports how far they are.
 // The requestId is the visitor's only identity; one of another event is 404.
 func (h *Check) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	start := time.Now()
-	eventID, err := eventRequest(req)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	requestID, err := pathParam(req, "requestId", tier1.ErrInvalidRequestID)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	res, err := h.d.Service.Check(ctx, eventID, requestID)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	if !res.Admitted {
-		return h.d.finish(ctx, req, eventID, start, jsonResponse(200, waitingResponse{
-			Position: res.Position, ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
-			EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
-		}), nil)
-	}
-	resp := jsonResponse(200, admittedResponse{Admitted: true, Token: res.Token, Position: res.Position, ExpiresAt: res.ExpiresAt.UTC()})
-	resp.Cookies = []string{h.d.passCookie(res.Token, res.ExpiresAt)}
-	h.d.Metrics.Count(eventID, MetricAdmissions, 1)
-	return h.d.finish(ctx, req, eventID, start, resp, nil)
+	return h.d.serve(ctx, req, func(eventID string) (events.APIGatewayV2HTTPResponse, error) {
+		requestID, err := pathParam(req, "requestId", tier1.ErrInvalidRequestID)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		res, err := h.d.Service.Check(ctx, eventID, requestID)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		if !res.Admitted {
+			return jsonResponse(200, waitingResponse{
+				Position: res.Position, ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
+				EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
+			}), nil
+		}
+		resp := jsonResponse(200, admittedResponse{Admitted: true, Token: res.Token, Position: res.Position, ExpiresAt: res.ExpiresAt.UTC()})
+		resp.Cookies = []string{h.d.passCookie(res.Token, res.ExpiresAt)}
+		h.d.Metrics.Count(eventID, MetricAdmissions, 1)
+		return resp, nil
+	})
 }
 
 // passCookie is the Set-Cookie value that carries a Tier 1 pass to the edge

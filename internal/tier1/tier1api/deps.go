@@ -48,6 +48,18 @@ func (d Deps) withDefaults() Deps {
 	return d
 }
 
+// serve runs what the public routes share: the eventId and body checks of
+// eventRequest, then fn, then finish.
+func (d Deps) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest, fn func(eventID string) (events.APIGatewayV2HTTPResponse, error)) (events.APIGatewayV2HTTPResponse, error) {
+	start := time.Now()
+	eventID, err := eventRequest(req)
+	var resp events.APIGatewayV2HTTPResponse
+	if err == nil {
+		resp, err = fn(eventID)
+	}
+	return d.finish(ctx, req, eventID, start, resp, err)
+}
+
 // finish logs the request and counts throttles, then returns resp with a nil
 // error: API Gateway handlers never ask Lambda to retry.
 func (d Deps) finish(ctx context.Context, req events.APIGatewayV2HTTPRequest, eventID string, start time.Time, resp events.APIGatewayV2HTTPResponse, err error) (events.APIGatewayV2HTTPResponse, error) {

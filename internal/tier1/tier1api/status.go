@@ -29,19 +29,16 @@ type statusResponse struct {
 // Handle answers the event's public status document. An event that was never
 // activated is inactive, not an error.
 func (h *Status) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	start := time.Now()
-	eventID, err := eventRequest(req)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	st, err := h.d.Service.Status(ctx, eventID)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	resp := jsonResponse(200, statusResponse{
-		EventID: st.EventID, Active: st.Active, ServingCounter: st.ServingCounter,
-		MaxAssigned: st.MaxAssigned, AdmitRatePerMinute: st.AdmitRatePerMinute, UpdatedAt: st.UpdatedAt.UTC(),
+	return h.d.serve(ctx, req, func(eventID string) (events.APIGatewayV2HTTPResponse, error) {
+		st, err := h.d.Service.Status(ctx, eventID)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		resp := jsonResponse(200, statusResponse{
+			EventID: st.EventID, Active: st.Active, ServingCounter: st.ServingCounter,
+			MaxAssigned: st.MaxAssigned, AdmitRatePerMinute: st.AdmitRatePerMinute, UpdatedAt: st.UpdatedAt.UTC(),
+		})
+		resp.Headers["Cache-Control"] = StatusCacheControl
+		return resp, nil
 	})
-	resp.Headers["Cache-Control"] = StatusCacheControl
-	return h.d.finish(ctx, req, eventID, start, resp, nil)
 }
