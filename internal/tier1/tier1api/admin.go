@@ -93,7 +93,7 @@ func (h *Admin) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	if err != nil {
 		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
 	}
-	if strings.HasSuffix(req.RouteKey, AdminAdvancePath) {
+	if req.RouteKey == "POST "+AdminAdvancePath {
 		h.d.Metrics.Gauge(eventID, MetricServingCounter, st.ServingCounter)
 	}
 	body := adminStatusResponse{
@@ -145,7 +145,7 @@ func (h *Admin) dispatch(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	// The remaining routes take no body; refuse one rather than ignore it.
 	if b, err := requestBody(req); err != nil {
 		return tier1.AdminStatus{}, err
-	} else if strings.TrimSpace(string(b)) != "" && strings.TrimSpace(string(b)) != "{}" {
+	} else if body := strings.TrimSpace(string(b)); body != "" && body != "{}" {
 		return tier1.AdminStatus{}, errBadBody
 	}
 	switch req.RouteKey {
