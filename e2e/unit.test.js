@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  backoff, jitter, newKey, retryAfterSeconds, safeReturn, store, tier1Interval, validId,
+  announcer, ApiError, backoff, finalError, jitter, newKey, retryAfterSeconds, retryNotice, safeReturn,
+  store, tier1Interval, validId,
 } from '../static/vwr/common.js';
 import { formatWait, pickLang, translator } from '../static/vwr/i18n.js';
 
@@ -73,6 +74,36 @@ test('retryAfterSeconds parses seconds and ignores junk', () => {
   assert.equal(retryAfterSeconds(h('9999')), 300);
   assert.equal(retryAfterSeconds(h('soon')), undefined);
   assert.equal(retryAfterSeconds(h()), undefined);
+});
+
+test('finalError gives up on 4xx except 408 and 429, and retries the rest', () => {
+  for (const st of [400, 403, 404, 413]) assert.ok(finalError(new ApiError(st)), String(st));
+  for (const st of [408, 429, 500, 503]) assert.ok(!finalError(new ApiError(st)), String(st));
+  assert.ok(!finalError(new TypeError('network')), 'a network failure is retried');
+});
+
+test('retryNotice words busy, failed and offline differently', () => {
+  const t = translator('en');
+  assert.deepEqual(retryNotice(t, new ApiError(503), 4), [t('err.busy', 4), 'warn']);
+  assert.deepEqual(retryNotice(t, new ApiError(429), 4), [t('err.busy', 4), 'warn']);
+  assert.deepEqual(retryNotice(t, new ApiError(500), 4), [t('err.generic', 4), 'bad']);
+  assert.deepEqual(retryNotice(t, new TypeError('offline'), 4), [t('err.network', 4), 'bad']);
+});
+
+test('announcer speaks on change, at most once per interval', () => {
+  const el = { textContent: '' };
+  let now = 100000;
+  const announce = announcer(el, 20000, () => now);
+  announce(5, 'five');
+  assert.equal(el.textContent, 'five');
+  now += 1000;
+  announce(4, 'four');
+  assert.equal(el.textContent, 'five', 'too soon');
+  now += 20000;
+  announce(5, 'five again');
+  assert.equal(el.textContent, 'five', 'unchanged value');
+  announce(3, 'three');
+  assert.equal(el.textContent, 'three');
 });
 
 test('newKey makes distinct valid idempotency keys', () => {

@@ -74,6 +74,35 @@ export function backoff(failures, retryAfter, rand = Math.random) {
   return ms;
 }
 
+/** finalError reports whether a failed call is not worth retrying: a 4xx other than 408 and 429. */
+export function finalError(err) {
+  return err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
+}
+
+/** retryNotice is the [message, kind] a page shows while it waits secs before retrying after err. */
+export function retryNotice(t, err, secs) {
+  if (err instanceof ApiError && (err.status === 503 || err.status === 429)) return [t('err.busy', secs), 'warn'];
+  if (err instanceof ApiError) return [t('err.generic', secs), 'bad'];
+  return [t('err.network', secs), 'bad'];
+}
+
+/**
+ * announcer returns announce(value, text): it puts text into the live region
+ * el when value differs from the last announced one, at most once per everyMs,
+ * so screen readers hear about progress without being flooded.
+ */
+export function announcer(el, everyMs = 20000, now = Date.now) {
+  let at = 0;
+  let last;
+  return (value, text) => {
+    const ts = now();
+    if (value === last || ts - at <= everyMs) return;
+    at = ts;
+    last = value;
+    setText(el, text);
+  };
+}
+
 /** retryAfterSeconds parses a Retry-After header given in seconds. */
 export function retryAfterSeconds(headers) {
   const v = headers?.get?.('Retry-After');

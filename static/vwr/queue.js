@@ -3,7 +3,8 @@
 // visitor at their Tier 1 position or lets them in. Once active, the API sets
 // the urr-entry-token cookie and this page moves on to the seat page.
 import {
-  ApiError, backoff, clamp, clockTime, eventPath, jitter, requestJSON, setText, validId,
+  ApiError, announcer, backoff, clamp, clockTime, eventPath, finalError, jitter, requestJSON,
+  retryNotice, setText, validId,
 } from './common.js';
 import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
 
@@ -28,13 +29,12 @@ function eventFromLocation() {
 
 const event = eventFromLocation();
 const seatPath = eventPath(event);
+const announce = announcer($('live'));
 
 let generation = 0; // bumped on leave: a running loop sees it and stops
 let inflight = Promise.resolve();
 let wake = () => {};
 let failures = 0;
-let announcedAt = 0;
-let announcedAhead = -1;
 
 function setStage(stage) {
   document.body.dataset.stage = stage;
@@ -71,13 +71,7 @@ function render(v) {
   $('progress-fill').style.width = `${pct}%`;
   $('progress').setAttribute('aria-valuenow', String(pct));
   setText($('updated'), clockTime(lang, new Date()));
-
-  const now = Date.now();
-  if (position && ahead !== announcedAhead && now - announcedAt > 20000) {
-    announcedAt = now;
-    announcedAhead = ahead;
-    setText($('live'), t('announce.tier2', formatNumber(lang, position), formatNumber(lang, ahead)));
-  }
+  if (position) announce(ahead, t('announce.tier2', formatNumber(lang, position), formatNumber(lang, ahead)));
 }
 
 // redirectLoop counts recent "active" answers in this tab. The seat page
@@ -141,17 +135,14 @@ async function loop(gen) {
         go(`/vwr/?${back}`);
         return;
       }
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {
+      if (finalError(err)) {
         setStage('error');
         status(t('err.bad'), 'bad');
         return;
       }
       failures += 1;
       wait = backoff(failures, err instanceof ApiError ? err.retryAfter : undefined);
-      const secs = Math.round(wait / 1000);
-      if (err instanceof ApiError && (err.status === 503 || err.status === 429)) status(t('err.busy', secs), 'warn');
-      else if (err instanceof ApiError) status(t('err.generic', secs), 'bad');
-      else status(t('err.network', secs), 'bad');
+      status(...retryNotice(t, err, Math.round(wait / 1000)));
       setStage('retrying');
     }
     await pause(wait);

@@ -4,8 +4,8 @@
 // serving counter has reached its position. The check answer sets the
 // urr-vwr-token cookie; the page then goes back to ?return=.
 import {
-  ApiError, backoff, clockTime, newKey, requestJSON, safeReturn, setText,
-  sleep, store, tier1Interval, validId,
+  ApiError, announcer, backoff, clockTime, finalError, newKey, requestJSON, retryNotice,
+  safeReturn, setText, sleep, store, tier1Interval, validId,
 } from './common.js';
 import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
 
@@ -16,11 +16,12 @@ const $ = (id) => document.getElementById(id);
 const kv = store();
 const params = new URLSearchParams(location.search);
 const event = params.get('event') || '';
+const announce = announcer($('live'));
 
 // What the page knows; also mirrored into data-* attributes for tests and tooling.
 const s = {
   requestId: '', position: 0, serving: 0, startServing: 0, ratePerMin: 0,
-  estimatedWait: NaN, nextPoll: 0, failures: 0, announcedAt: 0, announcedAhead: -1,
+  estimatedWait: NaN, nextPoll: 0, failures: 0,
 };
 
 function setStage(stage) {
@@ -51,13 +52,7 @@ function render() {
   setText($('progress-text'), `${pct}%`);
   setText($('updated'), clockTime(lang, new Date()));
 
-  // Announce to screen readers when the number ahead changes, at most every 20 s.
-  const now = Date.now();
-  if (s.position && ahead !== s.announcedAhead && now - s.announcedAt > 20000) {
-    s.announcedAt = now;
-    s.announcedAhead = ahead;
-    setText($('live'), t('announce.position', formatNumber(lang, s.position), formatNumber(lang, ahead)));
-  }
+  if (s.position) announce(ahead, t('announce.position', formatNumber(lang, s.position), formatNumber(lang, ahead)));
 }
 
 function leave(path) {
@@ -68,16 +63,8 @@ function leave(path) {
 
 function showError(err) {
   s.failures += 1;
-  const retryAfter = err instanceof ApiError ? err.retryAfter : undefined;
-  const wait = backoff(s.failures, retryAfter);
-  const secs = Math.round(wait / 1000);
-  if (err instanceof ApiError && (err.status === 503 || err.status === 429)) {
-    status(t('err.busy', secs), 'warn');
-  } else if (err instanceof ApiError) {
-    status(t('err.generic', secs), 'bad');
-  } else {
-    status(t('err.network', secs), 'bad');
-  }
+  const wait = backoff(s.failures, err instanceof ApiError ? err.retryAfter : undefined);
+  status(...retryNotice(t, err, Math.round(wait / 1000)));
   setStage('retrying');
   return wait;
 }
@@ -186,7 +173,7 @@ async function run(returnPath) {
         kv.del(`vwr:idem:${event}`);
         continue;
       }
-      if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {
+      if (finalError(err)) {
         setStage('error');
         status(t('err.bad'), 'bad');
         return;
