@@ -164,25 +164,17 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 	return s.view(eventID, who.UserID, now, snap)
 }
 
-// Status reports where the user stands, changing nothing but the heartbeat.
-// It returns ErrNotQueued when the user is neither queued nor active.
+// Status reports where the user stands, changing nothing but the heartbeat:
+// it serves both the status and the heartbeat route, which the seed's
+// clients poll interchangeably. It returns ErrNotQueued when the user is
+// neither queued nor active.
 func (s *Service) Status(ctx context.Context, eventID string, who Identity) (View, error) {
-	return s.touch(ctx, eventID, who.UserID)
-}
-
-// Heartbeat refreshes the user's heartbeat and reports where they stand; it
-// returns ErrNotQueued when the user is neither queued nor active.
-func (s *Service) Heartbeat(ctx context.Context, eventID, userID string) (View, error) {
-	return s.touch(ctx, eventID, userID)
-}
-
-func (s *Service) touch(ctx context.Context, eventID, userID string) (View, error) {
-	if err := validate(eventID, userID); err != nil {
+	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
 	now := s.clk.Now()
 	start := time.Now()
-	snap, err := s.store.Touch(ctx, eventID, userID, now, s.cfg.Threshold)
+	snap, err := s.store.Touch(ctx, eventID, who.UserID, now, s.cfg.Threshold)
 	s.observe("touch", start, err)
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
@@ -190,7 +182,7 @@ func (s *Service) touch(ctx context.Context, eventID, userID string) (View, erro
 	if snap.Status == "" {
 		return View{}, ErrNotQueued
 	}
-	return s.view(eventID, userID, now, snap)
+	return s.view(eventID, who.UserID, now, snap)
 }
 
 // view turns a Snapshot into the answer, minting the entry token for active

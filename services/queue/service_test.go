@@ -232,13 +232,8 @@ func TestCheckEntersAndQueues(t *testing.T) {
 func TestStatusHeartbeatLeave(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1})
-	for _, f := range []func() (queue.View, error){
-		func() (queue.View, error) { return b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "ghost"}) },
-		func() (queue.View, error) { return b.svc.Heartbeat(b.ctx, b.ev, "ghost") },
-	} {
-		if _, err := f(); !errors.Is(err, queue.ErrNotQueued) {
-			t.Fatalf("unknown user: %v, want ErrNotQueued", err)
-		}
+	if _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "ghost"}); !errors.Is(err, queue.ErrNotQueued) {
+		t.Fatalf("unknown user: %v, want ErrNotQueued", err)
 	}
 	b.check(t, "a", 0)
 	b.check(t, "b", 0)
@@ -246,7 +241,7 @@ func TestStatusHeartbeatLeave(t *testing.T) {
 	if err != nil || v.Status != queue.StatusQueued || v.Position != 1 {
 		t.Fatalf("status b: %+v, %v", v, err)
 	}
-	v, err = b.svc.Heartbeat(b.ctx, b.ev, "a")
+	v, err = b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "a"})
 	if err != nil || v.Status != queue.StatusActive || v.EntryToken == "" {
 		t.Fatalf("heartbeat a: %+v, %v", v, err)
 	}
@@ -284,7 +279,7 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 			call{"check event " + bad, func() error { _, err := b.svc.Check(b.ctx, bad, queue.Identity{UserID: "u"}); return err }, queue.ErrInvalidEvent},
 			call{"check user " + bad, func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
 			call{"status user " + bad, func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
-			call{"heartbeat event " + bad, func() error { _, err := b.svc.Heartbeat(b.ctx, bad, "u"); return err }, queue.ErrInvalidEvent},
+			call{"status event " + bad, func() error { _, err := b.svc.Status(b.ctx, bad, queue.Identity{UserID: "u"}); return err }, queue.ErrInvalidEvent},
 			call{"leave user " + bad, func() error { _, err := b.svc.Leave(b.ctx, b.ev, bad); return err }, queue.ErrInvalidUser},
 			call{"threshold event " + bad, func() error { return b.svc.SetThreshold(b.ctx, bad, 5) }, queue.ErrInvalidEvent},
 			call{"stats event " + bad, func() error { _, err := b.svc.Stats(b.ctx, bad); return err }, queue.ErrInvalidEvent},
@@ -319,7 +314,6 @@ func TestStoreOutageIsUnavailable(t *testing.T) {
 	calls := map[string]func() error{
 		"check":     func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
 		"status":    func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
-		"heartbeat": func() error { _, err := b.svc.Heartbeat(b.ctx, b.ev, "u"); return err },
 		"leave":     func() error { _, err := b.svc.Leave(b.ctx, b.ev, "u"); return err },
 		"threshold": func() error { return b.svc.SetThreshold(b.ctx, b.ev, 3) },
 		"stats":     func() error { _, err := b.svc.Stats(b.ctx, b.ev); return err },
@@ -533,7 +527,7 @@ func TestWorkerCleanupAndRetire(t *testing.T) {
 	b.check(t, "silent", 2)
 	b.check(t, "alive", 3)
 	b.clk.Advance(50 * time.Second)
-	if _, err := b.svc.Heartbeat(b.ctx, b.ev, "alive"); err != nil {
+	if _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "alive"}); err != nil {
 		t.Fatal(err)
 	}
 	b.clk.Advance(20 * time.Second)

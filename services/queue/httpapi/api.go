@@ -22,7 +22,6 @@ import (
 type Queue interface {
 	Check(ctx context.Context, eventID string, who queue.Identity) (queue.View, error)
 	Status(ctx context.Context, eventID string, who queue.Identity) (queue.View, error)
-	Heartbeat(ctx context.Context, eventID, userID string) (queue.View, error)
 	Leave(ctx context.Context, eventID, userID string) (bool, error)
 	SetThreshold(ctx context.Context, eventID string, n int64) error
 	Stats(ctx context.Context, eventID string) (queue.Stats, error)
@@ -94,7 +93,7 @@ func (a *API) routes() []route {
 	return []route{
 		{pattern: "POST /api/queue/check/{eventId}", h: a.check},
 		{pattern: "GET /api/queue/status/{eventId}", h: a.status},
-		{pattern: "POST /api/queue/heartbeat/{eventId}", h: a.heartbeat},
+		{pattern: "POST /api/queue/heartbeat/{eventId}", h: a.status},
 		{pattern: "POST /api/queue/leave/{eventId}", h: a.leave},
 		{pattern: "PUT /api/queue/admin/threshold/{eventId}", admin: true, h: a.setThreshold},
 		{pattern: "GET /api/queue/admin/stats/{eventId}", admin: true, h: a.stats},

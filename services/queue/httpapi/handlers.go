@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -72,24 +71,14 @@ func (a *API) check(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *API) status(w http.ResponseWriter, r *http.Request) error {
-	return a.touch(w, r, a.q.Status)
-}
-
-func (a *API) heartbeat(w http.ResponseWriter, r *http.Request) error {
-	return a.touch(w, r, func(ctx context.Context, ev string, who queue.Identity) (queue.View, error) {
-		return a.q.Heartbeat(ctx, ev, who.UserID)
-	})
-}
-
-// touch serves status and heartbeat: both refresh the heartbeat and answer
+// status serves status and heartbeat: both refresh the heartbeat and answer
 // the seed's 200 "not_in_queue" to someone neither queued nor active.
-func (a *API) touch(w http.ResponseWriter, r *http.Request, op func(context.Context, string, queue.Identity) (queue.View, error)) error {
+func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 	ev, who, err := a.visitor(w, r)
 	if err != nil {
 		return err
 	}
-	v, err := op(r.Context(), ev, who)
+	v, err := a.q.Status(r.Context(), ev, who)
 	if errors.Is(err, queue.ErrNotQueued) {
 		a.writeNotInQueue(w, ev)
 		return nil
