@@ -302,9 +302,11 @@ func TestSelfHealAfterFlush(t *testing.T) {
 	if err := b.rdb.FlushDB(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	// The running worker may take its lock again at once; nothing else may exist.
+	// The running worker may take its lock again at once, and a pass that
+	// listed the event before the flush finds it empty and retires it,
+	// leaving the tombstone; nothing else may exist.
 	for _, k := range b.keysUnder(t) {
-		if !strings.Contains(k, "admission:lock:") {
+		if !strings.Contains(k, "admission:lock:") && !strings.HasSuffix(k, ":retired") {
 			t.Fatalf("FLUSHDB left %s", k)
 		}
 	}
