@@ -34,7 +34,7 @@ func init() {
 	})
 }
 
-// adminActions maps each action to its method and the flags it takes.
+// adminActions maps each action to its HTTP method.
 var adminActions = map[string]string{
 	"activate":   http.MethodPost,
 	"deactivate": http.MethodPost,

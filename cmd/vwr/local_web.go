@@ -75,10 +75,11 @@ func mountWeb(ctx context.Context, s *localStack) error {
 	if f.crowd < 0 || f.crowd > 1000 {
 		return errors.New("-demo-crowd must be 0..1000")
 	}
+	venue := demoVenue(f.seats)
 	site, err := demo.New(demo.Config{
 		EntryKeys: s.Queue.EntryKeys,
 		Redis:     s.Redis,
-		Venues:    map[string]demo.Venue{f.event: demoVenue(f.seats)},
+		Venues:    map[string]demo.Venue{f.event: venue},
 		Clock:     s.Clock,
 		Logger:    s.Log.With("component", "demo"),
 	})
@@ -100,7 +101,7 @@ func mountWeb(ctx context.Context, s *localStack) error {
 		return nil
 	}
 
-	t1 := localTier1Service(s)
+	t1 := tier1Of(s)
 	if t1 == nil {
 		return errors.New("-demo needs Tier 1 in vwr local, which is not mounted")
 	}
@@ -112,12 +113,11 @@ func mountWeb(ctx context.Context, s *localStack) error {
 	}
 	if f.crowd > 0 {
 		c := &crowd{s: s, t1: t1, event: f.event, size: f.crowd, stay: f.crowdStay, ctx: ctx,
-			seats: demo.NewStore(s.Redis), venue: demoVenue(f.seats)}
+			seats: demo.NewStore(s.Redis), venue: venue}
 		pages = c.arriveWith(pages)
 	}
-	v := demoVenue(f.seats)
 	s.Notef("demo: event %q is active: Tier 1 lets in %d per advancer tick, Tier 2 lets %d choose seats at once, %d seats, %d simulated visitors ahead",
-		f.event, f.batch, f.threshold, v.Total(), f.crowd)
+		f.event, f.batch, f.threshold, venue.Total(), f.crowd)
 	if strings.HasSuffix(s.Addr, ":0") {
 		s.Notef("demo: open /events/%s on the address below", url.PathEscape(f.event))
 	} else {
@@ -139,7 +139,7 @@ func browsable(addr string) string {
 // both tiers however long after start-up they come.
 type crowd struct {
 	s     *localStack
-	t1    localTier1
+	t1    *tier1.Service
 	event string
 	size  int
 	stay  time.Duration
@@ -247,19 +247,4 @@ func (c *crowd) walk(b bot) {
 	if _, err := s.Queue.Service.Leave(ctx, event, b.requestID); err != nil {
 		log.Warn("demo crowd leave failed", "err", err)
 	}
-}
-
-// localTier1 is the part of the Tier 1 service the demo drives.
-type localTier1 interface {
-	Activate(ctx context.Context, eventID string, shards int, batchSize int64) (tier1.AdminStatus, error)
-	Assign(ctx context.Context, eventID, idempotencyKey string) (tier1.AssignResult, error)
-	Check(ctx context.Context, eventID, requestID string) (tier1.CheckResult, error)
-}
-
-// localTier1Service is the Tier 1 service `vwr local` runs, or nil.
-func localTier1Service(s *localStack) localTier1 {
-	if svc := tier1Of(s); svc != nil {
-		return svc
-	}
-	return nil
 }
