@@ -271,7 +271,7 @@ func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, erro
 		return false, err
 	}
 	start := time.Now()
-	removed, err := s.store.Leave(ctx, eventID, userID, s.clk.Now())
+	removed, err := s.store.Leave(ctx, eventID, userID)
 	s.observe("leave", start, err)
 	if err != nil {
 		return false, unavailable("leave", eventID, err)

@@ -20,7 +20,7 @@ type Store interface {
 	// user is neither queued nor active; it never joins anyone.
 	Touch(ctx context.Context, eventID, userID string, now time.Time, defaultThreshold int64) (Snapshot, error)
 	// Leave removes userID from both the line and the active set.
-	Leave(ctx context.Context, eventID, userID string, now time.Time) (bool, error)
+	Leave(ctx context.Context, eventID, userID string) (bool, error)
 	// SetThreshold stores the event's override of the default threshold.
 	SetThreshold(ctx context.Context, eventID string, n int64) error
 	// Stats reads the event's counters without changing anything.

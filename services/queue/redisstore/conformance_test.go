@@ -110,7 +110,7 @@ func (f *fixture) emptied(uid string) {
 // leave removes uid, failing the test on a store error.
 func (f *fixture) leave(uid string) {
 	f.t.Helper()
-	if _, err := f.s.Leave(f.ctx, f.ev, uid, t0); err != nil {
+	if _, err := f.s.Leave(f.ctx, f.ev, uid); err != nil {
 		f.t.Fatalf("Leave(%s): %v", uid, err)
 	}
 }
@@ -190,7 +190,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		f := setup(t, newStore)
 		f.check("a", 1, t0, 1)
 		f.check("b", 2, t0, 1)
-		if _, err := f.s.Leave(f.ctx, f.ev, "a", t0); err != nil {
+		if _, err := f.s.Leave(f.ctx, f.ev, "a"); err != nil {
 			t.Fatal(err)
 		}
 		if s := f.check("c", 3, t0, 1); s.Status != queue.StatusQueued || s.Rank != 1 {
@@ -254,7 +254,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			uid  string
 			want bool
 		}{{"a", true}, {"a", false}, {"nobody", false}} {
-			got, err := f.s.Leave(f.ctx, f.ev, c.uid, t0)
+			got, err := f.s.Leave(f.ctx, f.ev, c.uid)
 			if err != nil || got != c.want {
 				t.Fatalf("Leave(%s) = %v, %v; want %v", c.uid, got, err, c.want)
 			}
@@ -263,7 +263,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if fmt.Sprint(res.Admitted) != "[b]" || res.ActiveCount != 1 || res.QueueSize != 0 {
 			t.Fatalf("after leave: %+v", res)
 		}
-		if ok, _ := f.s.Leave(f.ctx, f.ev, "b", t0); !ok || f.zcard(f.s.k.activeSeen(f.ev)) != 0 {
+		if ok, _ := f.s.Leave(f.ctx, f.ev, "b"); !ok || f.zcard(f.s.k.activeSeen(f.ev)) != 0 {
 			t.Fatal("leave of an active user left traces")
 		}
 	})
@@ -329,7 +329,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		for i := 2; i <= 4; i++ {
 			f.check(fmt.Sprint("u", i), int64(i), t0, 1)
 		}
-		if _, err := f.s.Leave(f.ctx, f.ev, "a", t0); err != nil {
+		if _, err := f.s.Leave(f.ctx, f.ev, "a"); err != nil {
 			t.Fatal(err)
 		}
 		f.admit(t0.Add(30*time.Second), 10, 10)
@@ -462,7 +462,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			// A key that has a TTL keeps it: shorten it and admit again.
 			f.s.rdb.Expire(f.ctx, full, time.Hour)
 		}
-		f.s.Leave(f.ctx, f.ev, "direct", now)
+		f.s.Leave(f.ctx, f.ev, "direct")
 		if res := f.admit(now, 2, 10); len(res.Admitted) != 1 {
 			t.Fatalf("second pass admitted %v", res.Admitted)
 		}
@@ -491,7 +491,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			want  bool
 		}{{"queued and active", "", false}, {"active only", "b", false}, {"rank pending only", "a", false}} {
 			if c.leave != "" {
-				f.s.Leave(f.ctx, f.ev, c.leave, t0)
+				f.s.Leave(f.ctx, f.ev, c.leave)
 			}
 			removed, err := f.s.Retire(f.ctx, f.ev)
 			if err != nil || removed != c.want || !f.listed() {

@@ -143,7 +143,7 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 							}
 							// Actives leave at once, so the event empties often.
 							if snap.Status == queue.StatusActive {
-								if _, err := f.s.Leave(ctx, f.ev, uid, time.Now()); err != nil {
+								if _, err := f.s.Leave(ctx, f.ev, uid); err != nil {
 									errs <- err
 									return
 								}

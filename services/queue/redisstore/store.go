@@ -142,7 +142,7 @@ func (s *Store) Touch(ctx context.Context, eventID, userID string, now time.Time
 }
 
 // Leave runs leave.lua.
-func (s *Store) Leave(ctx context.Context, eventID, userID string, now time.Time) (bool, error) {
+func (s *Store) Leave(ctx context.Context, eventID, userID string) (bool, error) {
 	n, err := leaveScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), userID).Int64()
 	if err != nil {
 		return false, wrap("leave", eventID, err)
