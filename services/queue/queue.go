@@ -92,7 +92,8 @@ type Admission struct {
 }
 
 // Notifier hears about every admission, from both the direct entry in check
-// and the worker. It must not block: SQS (a later issue) is fire-and-forget.
+// and the worker. It must not block the request or the admission pass that
+// reports (internal/notify's SQS publisher only buffers).
 type Notifier interface {
 	Admitted(a Admission)
 }
