@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vwr-go/vwr/internal/ids"
 	"github.com/vwr-go/vwr/services/queue"
 )
 
@@ -26,7 +27,7 @@ var (
 	errUnauthenticated = &apiError{http.StatusUnauthorized, "unauthenticated", "a Tier 1 pass or an authenticated user is required"}
 	errInvalidToken    = &apiError{http.StatusUnauthorized, "invalid_token", "the Tier 1 pass is invalid, expired or for another event"}
 	errAdminAuth       = &apiError{http.StatusUnauthorized, "unauthorized", "admin bearer token required"}
-	errInvalidUser     = &apiError{http.StatusBadRequest, "invalid_user_id", "user id must match ^[A-Za-z0-9_-]{1,64}$"}
+	errInvalidUser     = &apiError{http.StatusBadRequest, "invalid_user_id", "user id must match " + ids.Pattern}
 	errBodyTooLarge    = &apiError{http.StatusRequestEntityTooLarge, "body_too_large", "request body exceeds 4 KiB"}
 	errInvalidBody     = &apiError{http.StatusBadRequest, "invalid_body", "request body must be JSON like {\"threshold\":N}"}
 	errInvalidLimit    = &apiError{http.StatusBadRequest, "invalid_limit", "limit must be an integer from 1 to 100"}
@@ -43,7 +44,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		writeError(w, ae.status, ae.code, ae.msg)
 	case errors.Is(err, queue.ErrInvalidEvent):
-		writeError(w, http.StatusBadRequest, "invalid_event_id", "event id must match ^[A-Za-z0-9_-]{1,64}$")
+		writeError(w, http.StatusBadRequest, "invalid_event_id", "event id must match "+ids.Pattern)
 	case errors.Is(err, queue.ErrInvalidUser):
 		writeError(w, errInvalidUser.status, errInvalidUser.code, errInvalidUser.msg)
 	case errors.Is(err, queue.ErrInvalidThreshold):
