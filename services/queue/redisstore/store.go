@@ -338,7 +338,7 @@ func parseView(r []any) (queue.Snapshot, bool, error) {
 	if !ok {
 		return queue.Snapshot{}, false, fmt.Errorf("status is %T", r[0])
 	}
-	n := make([]int64, 8)
+	var n [8]int64
 	for i := range n {
 		v, err := asInt(r[i+1])
 		if err != nil {
