@@ -22,8 +22,6 @@ type Config struct {
 	Credentials aws.CredentialsProvider
 	// HTTPClient replaces the SDK's HTTP client (tests serialize requests to moto).
 	HTTPClient aws.HTTPClient
-	// RetryMaxAttempts overrides the SDK's attempts per call (3); 0 keeps it.
-	RetryMaxAttempts int
 	// Retryer replaces the SDK's retryer (tests shorten the backoff).
 	Retryer func() aws.Retryer
 	// APIOptions are extra SDK middlewares, e.g. (*Counter).Register.
@@ -57,12 +55,8 @@ func (c Config) WithDefaults() Config {
 }
 
 func (c Config) validate() error {
-	var errs []error
 	if c.EventsTable == c.PositionsTable {
-		errs = append(errs, errors.New("VWR_TIER1_EVENTS_TABLE and VWR_TIER1_POSITIONS_TABLE must differ"))
+		return errors.New("VWR_TIER1_EVENTS_TABLE and VWR_TIER1_POSITIONS_TABLE must differ")
 	}
-	if c.RetryMaxAttempts < 0 {
-		errs = append(errs, errors.New("dynamostore: RetryMaxAttempts must not be negative"))
-	}
-	return errors.Join(errs...)
+	return nil
 }

@@ -83,9 +83,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Credentials != nil {
 		loadOpts = append(loadOpts, awsconfig.WithCredentialsProvider(cfg.Credentials))
 	}
-	if cfg.RetryMaxAttempts > 0 {
-		loadOpts = append(loadOpts, awsconfig.WithRetryMaxAttempts(cfg.RetryMaxAttempts))
-	}
 	if cfg.Retryer != nil {
 		loadOpts = append(loadOpts, awsconfig.WithRetryer(cfg.Retryer))
 	}
@@ -240,9 +237,8 @@ func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, e
 			e.TickSlot = getN(it, "tickSlot")
 			e.UpdatedAt = msTime(getN(it, "updatedAt"))
 			e.Advances = decodeAdvances(it["advances"])
-		case len(sk) > len(shardPrefix) && sk[:len(shardPrefix)] == shardPrefix:
-			k, err := strconv.Atoi(sk[len(shardPrefix):])
-			if err == nil {
+		case strings.HasPrefix(sk, shardPrefix):
+			if k, err := strconv.Atoi(sk[len(shardPrefix):]); err == nil {
 				shards[k] = getN(it, "c")
 			}
 		}
@@ -318,12 +314,7 @@ func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings
 			}})
 		}
 	}
-	items = append(items, types.TransactWriteItem{Update: &types.Update{
-		TableName:                 tbl,
-		Key:                       eventKey(registryPK, registrySK),
-		UpdateExpression:          aws.String(registryOp(st.Active) + " ids :id"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberSS{Value: []string{eventID}}},
-	}})
+	items = append(items, types.TransactWriteItem{Update: s.registryUpdate(eventID, st.Active)})
 	if len(items) > maxTransacts {
 		return fmt.Errorf("%w: too many shards to change at once", tier1.ErrInvalidConfig)
 	}
@@ -352,11 +343,10 @@ func sameShards(existing []int, n int) bool {
 
 // register adds the event to, or removes it from, the active-events registry.
 func (s *Store) register(ctx context.Context, eventID string, active bool) error {
+	u := s.registryUpdate(eventID, active)
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.cfg.EventsTable),
-		Key:                       eventKey(registryPK, registrySK),
-		UpdateExpression:          aws.String(registryOp(active) + " ids :id"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberSS{Value: []string{eventID}}},
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+		ExpressionAttributeValues: u.ExpressionAttributeValues,
 	})
 	if err != nil {
 		return wrap("register "+eventID, err)
@@ -364,11 +354,19 @@ func (s *Store) register(ctx context.Context, eventID string, active bool) error
 	return nil
 }
 
-func registryOp(active bool) string {
+// registryUpdate adds eventID to the registry's set when active, else
+// removes it.
+func (s *Store) registryUpdate(eventID string, active bool) *types.Update {
+	op := "DELETE"
 	if active {
-		return "ADD"
+		op = "ADD"
 	}
-	return "DELETE"
+	return &types.Update{
+		TableName:                 aws.String(s.cfg.EventsTable),
+		Key:                       eventKey(registryPK, registrySK),
+		UpdateExpression:          aws.String(op + " ids :id"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberSS{Value: []string{eventID}}},
+	}
 }
 
 func (s *Store) shardIndexes(ctx context.Context, eventID string) ([]int, error) {
@@ -476,6 +474,14 @@ func positionItem(pos tier1.Position, expires time.Time) map[string]types.Attrib
 	}
 }
 
+// itemPosition reads a position or idempotency record (positionItem's shape).
+func itemPosition(it map[string]types.AttributeValue, requestID, eventID string) tier1.Position {
+	return tier1.Position{
+		RequestID: requestID, EventID: eventID, Position: getN(it, "position"),
+		Shard: int(getN(it, "shard")), CreatedAt: msTime(getN(it, "createdAt")),
+	}
+}
+
 // putPosition writes a position record unconditionally: for a given
 // requestId its content never changes, so a repair after a crash and a
 // racing retry write the same item.
@@ -503,10 +509,7 @@ func (s *Store) idem(ctx context.Context, eventID, key string) (tier1.Position, 
 		return tier1.Position{}, false, nil
 	}
 	it := out.Item
-	pos := tier1.Position{
-		RequestID: getS(it, "target"), EventID: eventID, Position: getN(it, "position"),
-		Shard: int(getN(it, "shard")), CreatedAt: msTime(getN(it, "createdAt")),
-	}
+	pos := itemPosition(it, getS(it, "target"), eventID)
 	// The first attempt may have died between the idempotency record and the
 	// position record: rewrite the latter so the returned requestId works.
 	if err := s.putPosition(ctx, pos, time.Unix(getN(it, attrTTL), 0)); err != nil {
@@ -530,10 +533,7 @@ func (s *Store) Position(ctx context.Context, eventID, requestID string) (tier1.
 	if len(it) == 0 || getS(it, "eventId") != eventID || getS(it, "target") != "" {
 		return tier1.Position{}, tier1.ErrNotFound
 	}
-	return tier1.Position{
-		RequestID: requestID, EventID: eventID, Position: getN(it, "position"),
-		Shard: int(getN(it, "shard")), CreatedAt: msTime(getN(it, "createdAt")),
-	}, nil
+	return itemPosition(it, requestID, eventID), nil
 }
 
 // Advance raises the serving counter with a condition on its old value (and
