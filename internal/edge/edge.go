@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/ids"
 	"github.com/vwr-go/vwr/internal/token"
-	"github.com/vwr-go/vwr/services/queue"
 )
 
 // Names shared with the Tier 1 API, the pages and the CloudFront Function.
@@ -50,11 +50,11 @@ type Decision struct {
 
 // Decide applies the rule. cookie is the raw urr-vwr-token value ("" when absent).
 func Decide(keys *token.KeyRing, path, rawQuery, cookie string, now time.Time) Decision {
-	event, ok := ProtectedEvent(path)
+	event, ok := protectedEvent(path)
 	if !ok {
 		return Decision{Action: Pass}
 	}
-	if !queue.ValidID(event) {
+	if !ids.Valid(event) {
 		return Decision{Action: NotFound}
 	}
 	if cookie != "" {
@@ -70,9 +70,9 @@ func Decide(keys *token.KeyRing, path, rawQuery, cookie string, now time.Time) D
 	return Decision{Action: Redirect, Location: WaitingRoom + "?" + q.Encode(), EventID: event}
 }
 
-// ProtectedEvent returns the {event} segment of /events/{event}[/…] and
+// protectedEvent returns the {event} segment of /events/{event}[/…] and
 // whether path is under the protected prefix at all.
-func ProtectedEvent(path string) (string, bool) {
+func protectedEvent(path string) (string, bool) {
 	rest, ok := strings.CutPrefix(path, ProtectedPrefix)
 	if !ok {
 		return "", false
