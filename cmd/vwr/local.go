@@ -23,16 +23,9 @@ import (
 // `vwr local` runs the whole stack on one port for development. The Tier 2
 // queue (API, admission worker, stale cleanup) is the core; other parts of
 // the project plug in through localExtension from their own files
-// (local_<name>.go), without touching this one:
-//
-//	func init() {
-//		registerLocal(localExtension{
-//			Name:      "tier1",
-//			Flags:     func(fs *flag.FlagSet) { fs.BoolVar(&tier1Off, "no-tier1", false, "…") },
-//			Configure: func(s *localStack) error { /* edit s.QueueConfig / s.QueueOptions */ return nil },
-//			Mount:     func(ctx context.Context, s *localStack) error { s.Handle("POST /vwr/assign/{eventId}", h); return nil },
-//		})
-//	}
+// (local_<name>.go), without touching this one: local_tier1.go mounts Tier 1
+// and its advancer, local_sqs.go plugs the SQS notifier in through
+// Configure, local_web.go serves the pages, the demo site and -demo.
 
 func init() {
 	register(&command{
