@@ -7,12 +7,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/vwr-go/vwr/internal/edge"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
-
-// CookieName is the cookie that carries the Tier 1 pass to the edge check
-// and to Tier 2.
-const CookieName = "urr-vwr-token"
 
 // Check serves GET /vwr/check/{eventId}/{requestId}.
 type Check struct{ d Deps }
@@ -68,7 +65,7 @@ func (d Deps) passCookie(tok string, expiresAt time.Time) string {
 	// The pass was minted a moment ago; round so the cookie says 600, not 599.
 	maxAge := int(expiresAt.Sub(d.Clock.Now()).Round(time.Second) / time.Second)
 	c := &http.Cookie{
-		Name: CookieName, Value: tok, Path: "/", MaxAge: max(maxAge, 1),
+		Name: edge.CookieName, Value: tok, Path: "/", MaxAge: max(maxAge, 1),
 		SameSite: http.SameSiteLaxMode, HttpOnly: true, Secure: !d.InsecureCookie,
 	}
 	return c.String()
