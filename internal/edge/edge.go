@@ -26,7 +26,7 @@ import (
 
 // Names shared with the Tier 1 API, the pages and the CloudFront Function.
 const (
-	CookieName      = "urr-vwr-token"
+	CookieName      = token.Tier1Cookie
 	ProtectedPrefix = "/events/"
 	WaitingRoom     = "/vwr/"
 )

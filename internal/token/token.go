@@ -25,6 +25,14 @@ const (
 	AudienceEntry = "vwr-entry"
 )
 
+// Cookie names that carry the two token kinds (the seed's names). The Tier 1
+// API sets Tier1Cookie and the edge check and Tier 2 read it; Tier 2 sets
+// EntryCookie and the gate reads it.
+const (
+	Tier1Cookie = "urr-vwr-token"
+	EntryCookie = "urr-entry-token"
+)
+
 // MaxClockSkew is how far in the future a token's iat may lie. The tiers run
 // on different hosts (Lambda and the queue service), so a pass minted a moment
 // ago by a clock slightly ahead must still verify; exp is checked strictly.

@@ -23,7 +23,7 @@ import (
 // else the cookie the queue API sets.
 const (
 	TokenHeader = "x-queue-entry-token"
-	TokenCookie = "urr-entry-token"
+	TokenCookie = token.EntryCookie
 	// BypassHeader is the seed's CloudFront bypass header. See Config.BypassSecret.
 	BypassHeader = "X-CloudFront-Verified"
 )

@@ -32,9 +32,9 @@ type Queue interface {
 var _ Queue = (*queue.Service)(nil)
 
 // Names of the cookies the API reads and writes (the seed's names). The
-// entry cookie is the one the gate reads, so it is defined there once.
+// entry cookie is the one the gate reads; both names live in internal/token.
 const (
-	Tier1Cookie = "urr-vwr-token"
+	Tier1Cookie = token.Tier1Cookie
 	EntryCookie = gate.TokenCookie
 )
 
