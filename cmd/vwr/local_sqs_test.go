@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/vwr-go/vwr/internal/admitted"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 )
 
 // TestLocalPublishesToSQS runs `vwr local` with SQS_ENABLED against moto.
@@ -21,25 +21,16 @@ import (
 func TestLocalPublishesToSQS(t *testing.T) {
 	endpoint := testenv.Moto(t)
 	testenv.AWSEnv(t, endpoint)
-	sq := sqs.New(sqs.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	})
+	sq := sqs.NewFromConfig(awstest.Config(endpoint))
 	ctx := context.Background()
-	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(testenv.UniqueID(t) + "-admitted.fifo"),
-		Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	queueURL := awstest.FIFOQueue(t, sq, testenv.UniqueID(t)+"-admitted.fifo", nil)
 	base, out := startLocal(t, map[string]string{
 		"SQS_ENABLED":      "true",
-		"SQS_QUEUE_URL":    aws.ToString(q.QueueUrl),
+		"SQS_QUEUE_URL":    queueURL,
 		"AWS_ENDPOINT_URL": endpoint,
 		"QUEUE_THRESHOLD":  "100",
 	})
-	if !strings.Contains(out.String(), "SQS_ENABLED: publishing admissions to "+aws.ToString(q.QueueUrl)) {
+	if !strings.Contains(out.String(), "SQS_ENABLED: publishing admissions to "+queueURL) {
 		t.Fatalf("start-up notes do not mention SQS:\n%s", out.String())
 	}
 	ev := testenv.UniqueID(t)
@@ -51,7 +42,7 @@ func TestLocalPublishesToSQS(t *testing.T) {
 	got := map[string]bool{}
 	deadline := time.Now().Add(15 * time.Second)
 	for len(got) < 3 && time.Now().Before(deadline) {
-		res, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 300})
+		res, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, VisibilityTimeout: 300})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +52,7 @@ func TestLocalPublishesToSQS(t *testing.T) {
 				t.Fatalf("message %s: %v", aws.ToString(m.Body), err)
 			}
 			got[msg.UserID] = true
-			if _, err := sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
+			if _, err := sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 				t.Fatal(err)
 			}
 		}

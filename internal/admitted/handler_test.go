@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -23,6 +22,7 @@ import (
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/notify"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 	"github.com/vwr-go/vwr/services/queue"
 )
 
@@ -38,36 +38,10 @@ type testBundle struct {
 	tables dynamostore.Tables
 }
 
-// fifoQueue creates a FIFO queue named name (content-based dedup off, as
-// template.yaml declares it) with any extra attributes, and returns its URL.
-func (b *testBundle) fifoQueue(t *testing.T, name string, extra map[string]string) *string {
-	t.Helper()
-	attrs := map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"}
-	for k, v := range extra {
-		attrs[k] = v
-	}
-	q, err := b.sqs.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q.QueueUrl
-}
-
-// motoConfig points AWS clients at endpoint with dummy credentials and no
-// SDK retries, so parallel tests need no process environment.
-func motoConfig(endpoint string) aws.Config {
-	return aws.Config{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(endpoint),
-		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-		RetryMaxAttempts: 1,
-	}
-}
-
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	endpoint := testenv.Moto(t)
-	db := dynamodb.NewFromConfig(motoConfig(endpoint))
+	db := dynamodb.NewFromConfig(awstest.Config(endpoint))
 	id := testenv.UniqueID(t)
 	tables := dynamostore.Tables{Processed: id + "-processed", Stats: id + "-stats"}
 	if err := dynamostore.CreateTables(context.Background(), db, tables); err != nil {
@@ -78,7 +52,7 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testBundle{db: db, sqs: sqs.NewFromConfig(motoConfig(endpoint)), store: store, clock: clk, tables: tables}
+	return &testBundle{db: db, sqs: sqs.NewFromConfig(awstest.Config(endpoint)), store: store, clock: clk, tables: tables}
 }
 
 func loadFixture(t *testing.T) events.SQSEvent {
@@ -168,7 +142,7 @@ func TestTransientStoreErrorFailsOnlyThoseRecords(t *testing.T) {
 	}
 	down := "http://" + l.Addr().String()
 	l.Close()
-	store, err := dynamostore.New(dynamodb.NewFromConfig(motoConfig(down)), dynamostore.Tables{Processed: "p", Stats: "s"}, nil)
+	store, err := dynamostore.New(dynamodb.NewFromConfig(awstest.Config(down)), dynamostore.Tables{Processed: "p", Stats: "s"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +201,7 @@ func TestPipelineCountsEachAdmissionOnce(t *testing.T) {
 	b := setup(t)
 	sq := b.sqs
 	ctx := context.Background()
-	url := aws.ToString(b.fifoQueue(t, testenv.UniqueID(t)+".fifo", nil))
+	url := awstest.FIFOQueue(t, b.sqs, testenv.UniqueID(t)+".fifo", nil)
 	pub, err := notify.New(notify.Config{Enabled: true, QueueURL: url}, sq, notify.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/admitted"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 )
 
 // TestPoisonReachesDLQAfterFiveReceives plays the event source mapping by
@@ -25,17 +26,17 @@ func TestPoisonReachesDLQAfterFiveReceives(t *testing.T) {
 	sq := b.sqs
 	ctx := context.Background()
 	id := testenv.UniqueID(t)
-	dlqURL := b.fifoQueue(t, id+"-dlq.fifo", nil)
+	dlqURL := aws.String(awstest.FIFOQueue(t, sq, id+"-dlq.fifo", nil))
 	dlqAttrs, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: dlqURL, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	qURL := b.fifoQueue(t, id+".fifo", map[string]string{
+	qURL := aws.String(awstest.FIFOQueue(t, sq, id+".fifo", map[string]string{
 		"VisibilityTimeout": "60",
 		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, dlqAttrs.Attributes["QueueArn"]),
-	})
+	}))
 	send := func(group, dedup, body string) {
 		t.Helper()
 		if _, err := sq.SendMessage(ctx, &sqs.SendMessageInput{

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,39 +22,16 @@ import (
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/notify"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 	"github.com/vwr-go/vwr/services/queue"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// sqsClient talks to endpoint with dummy credentials and no SDK retries, so
-// parallel tests need no process environment.
+// sqsClient talks to endpoint (moto, or a closed port) as awstest configures.
 func sqsClient(t testing.TB, endpoint string) *sqs.Client {
 	t.Helper()
-	return sqs.New(sqs.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(endpoint),
-		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-		RetryMaxAttempts: 1,
-	})
-}
-
-// fifoQueue creates a FIFO queue with content-based dedup off, as
-// template.yaml declares it, and returns its URL.
-func fifoQueue(t *testing.T, c *sqs.Client) string {
-	t.Helper()
-	out, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{
-		QueueName: aws.String(testenv.UniqueID(t) + "-admitted.fifo"),
-		Attributes: map[string]string{
-			"FifoQueue":                 "true",
-			"ContentBasedDeduplication": "false",
-			"VisibilityTimeout":         "300",
-		},
-	})
-	if err != nil {
-		t.Fatalf("create queue: %v", err)
-	}
-	return aws.ToString(out.QueueUrl)
+	return sqs.NewFromConfig(awstest.Config(endpoint))
 }
 
 // closedEndpoint returns a loopback URL nothing listens on.
@@ -75,7 +51,7 @@ func closedEndpoint(t testing.TB) string {
 func motoPublisher(t *testing.T) (*sqs.Client, string, *notify.Publisher) {
 	t.Helper()
 	c := sqsClient(t, testenv.Moto(t))
-	url := fifoQueue(t, c)
+	url := awstest.FIFOQueue(t, c, testenv.UniqueID(t)+"-admitted.fifo", map[string]string{"VisibilityTimeout": "300"})
 	p, err := notify.New(enabled(url), c, notify.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/vwr-go/vwr/internal/admitted"
@@ -16,6 +14,7 @@ import (
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api/tier1apitest"
 )
 
@@ -33,11 +32,7 @@ func TestBootstrapQueueAdmissions(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(st.Env["AWS_ENDPOINT_URL"]),
-		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	})
+	db := dynamodb.NewFromConfig(awstest.Config(st.Env["AWS_ENDPOINT_URL"]))
 	id := testenv.UniqueID(t)
 	tables := admitteddb.Tables{Processed: "processed-" + id, Stats: "stats-" + id}
 	if err := admitteddb.CreateTables(ctx, db, tables); err != nil {

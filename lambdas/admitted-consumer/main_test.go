@@ -10,13 +10,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/vwr-go/vwr/internal/admitted/dynamostore"
 	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -26,10 +25,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestBootstrapRunsFixture(t *testing.T) {
 	t.Parallel()
 	endpoint := testenv.Moto(t)
-	db := dynamodb.New(dynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	})
+	db := dynamodb.NewFromConfig(awstest.Config(endpoint))
 	id := testenv.UniqueID(t)
 	tables := dynamostore.Tables{Processed: id + "-processed", Stats: id + "-stats"}
 	ctx := context.Background()

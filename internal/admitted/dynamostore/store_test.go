@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -15,18 +14,14 @@ import (
 	"github.com/vwr-go/vwr/internal/admitted/dynamostore"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func client(t *testing.T) *dynamodb.Client {
 	t.Helper()
-	return dynamodb.New(dynamodb.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(testenv.Moto(t)),
-		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-		RetryMaxAttempts: 1,
-	})
+	return dynamodb.NewFromConfig(awstest.Config(testenv.Moto(t)))
 }
 
 func msg(user string, at time.Time) admitted.Message {

@@ -8,14 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/vwr-go/vwr/internal/admitted"
 	admitteddb "github.com/vwr-go/vwr/internal/admitted/dynamostore"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
 )
 
@@ -26,12 +25,7 @@ import (
 func statsTables(t *testing.T, clk clock.Clock) (*dynamodb.Client, admitteddb.Tables) {
 	t.Helper()
 	ctx := context.Background()
-	db := dynamodb.New(dynamodb.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(testenv.Moto(t)),
-		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-		RetryMaxAttempts: 1,
-	})
+	db := dynamodb.NewFromConfig(awstest.Config(testenv.Moto(t)))
 	id := testenv.UniqueID(t)
 	tables := admitteddb.Tables{Processed: id + "-processed", Stats: id + "-stats"}
 	if err := admitteddb.CreateTables(ctx, db, tables); err != nil {

@@ -15,13 +15,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 	"github.com/vwr-go/vwr/internal/token"
@@ -54,11 +53,7 @@ func Moto(t *testing.T) *Stack {
 	if len(cfg.EventsTable) > 255 {
 		t.Fatalf("table name too long: %s", cfg.EventsTable)
 	}
-	db := dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	})
+	db := dynamodb.NewFromConfig(awstest.Config(endpoint))
 	store := dynamostore.NewWithClient(db, cfg)
 	if err := store.CreateTables(context.Background()); err != nil {
 		t.Fatalf("create tables on moto: %v", err)

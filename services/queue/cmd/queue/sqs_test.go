@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/vwr-go/vwr/internal/admitted"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 )
 
 // TestPublishesAdmissionsToSQS runs the binary with
@@ -26,21 +26,12 @@ import (
 func TestPublishesAdmissionsToSQS(t *testing.T) {
 	t.Parallel()
 	endpoint := testenv.Moto(t)
-	sq := sqs.New(sqs.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	})
+	sq := sqs.NewFromConfig(awstest.Config(endpoint))
 	ctx := context.Background()
-	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(testenv.UniqueID(t) + "-admitted.fifo"),
-		Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	queueURL := awstest.FIFOQueue(t, sq, testenv.UniqueID(t)+"-admitted.fifo", nil)
 	addr, cmd, stderr := start(t,
 		"SQS_ENABLED=true",
-		"SQS_QUEUE_URL="+aws.ToString(q.QueueUrl),
+		"SQS_QUEUE_URL="+queueURL,
 		"AWS_ENDPOINT_URL="+endpoint,
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1",
 	)
@@ -73,7 +64,7 @@ func TestPublishesAdmissionsToSQS(t *testing.T) {
 
 	users := map[string]bool{}
 	for empty := 0; empty < 3; {
-		out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 300})
+		out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, VisibilityTimeout: 300})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +79,7 @@ func TestPublishesAdmissionsToSQS(t *testing.T) {
 			}
 			users[msg.UserID] = true
 			// A FIFO group hands out nothing more while its messages are in flight.
-			if _, err := sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
+			if _, err := sq.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 				t.Fatal(err)
 			}
 		}
