@@ -62,7 +62,7 @@ func (m Message) Validate() error {
 		return fmt.Errorf("%w: action %q", ErrMalformed, m.Action)
 	case !ids.Valid(m.EventID):
 		return fmt.Errorf("%w: eventId", ErrMalformed)
-	case !ids.Valid(m.UserID):
+	case !ids.ValidUser(m.UserID):
 		return fmt.Errorf("%w: userId", ErrMalformed)
 	case m.EntryTokenID != "" && !jtiPattern.MatchString(m.EntryTokenID):
 		return fmt.Errorf("%w: entryTokenId", ErrMalformed)

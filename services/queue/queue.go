@@ -11,8 +11,14 @@ import (
 	"github.com/vwr-go/vwr/internal/ids"
 )
 
-// ValidID reports whether s is an acceptable event or user id.
+// ValidID reports whether s is an acceptable event id (it goes into key
+// names, so the shape is narrow: ids.Pattern).
 func ValidID(s string) bool { return ids.Valid(s) }
+
+// ValidUser reports whether s is an acceptable user id: what an identity
+// provider sends, 1–256 bytes of printable UTF-8 (ids.ValidUser). User ids
+// are only ever set members, script arguments and token claims.
+func ValidUser(s string) bool { return ids.ValidUser(s) }
 
 // Errors of the domain. The HTTP layer maps them to status codes in one place.
 var (

@@ -124,7 +124,7 @@ func validate(eventID, userID string) error {
 	if !ValidID(eventID) {
 		return ErrInvalidEvent
 	}
-	if !ValidID(userID) {
+	if !ValidUser(userID) {
 		return ErrInvalidUser
 	}
 	return nil

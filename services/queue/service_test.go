@@ -267,22 +267,27 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{})
 	long := strings.Repeat("x", 65)
-	badIDs := []string{"", "a b", "{x}", "x:y", long, "é"}
+	badEvents := []string{"", "a b", "{x}", "x:y", long, "é"}
+	badUsers := []string{"", " a", "a ", "a\nb", "a\x00b", "\xff", strings.Repeat("u", 257)}
 	type call struct {
 		name string
 		run  func() error
 		want error
 	}
 	var calls []call
-	for _, bad := range badIDs {
+	for _, bad := range badEvents {
 		calls = append(calls,
 			call{"check event " + bad, func() error { _, err := b.svc.Check(b.ctx, bad, queue.Identity{UserID: "u"}); return err }, queue.ErrInvalidEvent},
-			call{"check user " + bad, func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
-			call{"status user " + bad, func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
 			call{"status event " + bad, func() error { _, err := b.svc.Status(b.ctx, bad, queue.Identity{UserID: "u"}); return err }, queue.ErrInvalidEvent},
-			call{"leave user " + bad, func() error { _, err := b.svc.Leave(b.ctx, b.ev, bad); return err }, queue.ErrInvalidUser},
 			call{"threshold event " + bad, func() error { return b.svc.SetThreshold(b.ctx, bad, 5) }, queue.ErrInvalidEvent},
 			call{"stats event " + bad, func() error { _, err := b.svc.Stats(b.ctx, bad); return err }, queue.ErrInvalidEvent},
+		)
+	}
+	for _, bad := range badUsers {
+		calls = append(calls,
+			call{"check user " + bad, func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
+			call{"status user " + bad, func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
+			call{"leave user " + bad, func() error { _, err := b.svc.Leave(b.ctx, b.ev, bad); return err }, queue.ErrInvalidUser},
 		)
 	}
 	for _, n := range []int64{-1, 0, 1_000_001} {

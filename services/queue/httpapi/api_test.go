@@ -163,7 +163,7 @@ func TestIdentity(t *testing.T) {
 			wantStatus: 401, wantCode: "unauthenticated"},
 		{name: "nothing", userHeader: "X-User-Id", hdr: func(_ *testBundle, _ string) http.Header { return nil },
 			wantStatus: 401, wantCode: "unauthenticated"},
-		{name: "invalid header user id", userHeader: "X-User-Id", hdr: func(_ *testBundle, _ string) http.Header { return userHdr("a b") },
+		{name: "invalid header user id", userHeader: "X-User-Id", hdr: func(_ *testBundle, _ string) http.Header { return userHdr("a\tb") },
 			wantStatus: 400, wantCode: "invalid_user_id"},
 		{name: "bad pass does not fall through to the header", userHeader: "X-User-Id", hdr: func(_ *testBundle, _ string) http.Header {
 			h := userHdr("h1")

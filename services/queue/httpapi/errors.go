@@ -27,7 +27,7 @@ var (
 	errUnauthenticated = &apiError{http.StatusUnauthorized, "unauthenticated", "a Tier 1 pass or an authenticated user is required"}
 	errInvalidToken    = &apiError{http.StatusUnauthorized, "invalid_token", "the Tier 1 pass is invalid, expired or for another event"}
 	errAdminAuth       = &apiError{http.StatusUnauthorized, "unauthorized", "admin bearer token required"}
-	errInvalidUser     = &apiError{http.StatusBadRequest, "invalid_user_id", "user id must match " + ids.Pattern}
+	errInvalidUser     = &apiError{http.StatusBadRequest, "invalid_user_id", ids.UserRule}
 	errBodyTooLarge    = &apiError{http.StatusRequestEntityTooLarge, "body_too_large", "request body exceeds 4 KiB"}
 	errInvalidBody     = &apiError{http.StatusBadRequest, "invalid_body", "request body must be JSON like {\"threshold\":N}"}
 	errInvalidLimit    = &apiError{http.StatusBadRequest, "invalid_limit", "limit must be an integer from 1 to 100"}

@@ -26,14 +26,14 @@ func (a *API) identify(r *http.Request, eventID string) (queue.Identity, error) 
 		if err != nil {
 			return queue.Identity{}, errInvalidToken
 		}
-		if !queue.ValidID(pass.Subject) {
+		if !queue.ValidUser(pass.Subject) {
 			return queue.Identity{}, errInvalidToken
 		}
 		return queue.Identity{UserID: pass.Subject, Position: pass.Position}, nil
 	}
 	if a.cfg.UserHeader != "" {
 		if uid := r.Header.Get(a.cfg.UserHeader); uid != "" {
-			if !queue.ValidID(uid) {
+			if !queue.ValidUser(uid) {
 				return queue.Identity{}, errInvalidUser
 			}
 			return queue.Identity{UserID: uid}, nil
