@@ -128,7 +128,7 @@ func runAdmin(ctx context.Context, inv invocation) int {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if err := authorizeAdmin(ctx, req, body, *auth, inv.Getenv); err != nil {
+	if err := authorizeAdmin(ctx, req, body, *auth, inv.getenv); err != nil {
 		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
 		return exitUsage
 	}

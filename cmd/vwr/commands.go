@@ -16,13 +16,16 @@ type command struct {
 }
 
 // invocation is what a command runs with. Commands read the environment only
-// through Getenv, so tests can run them in parallel with their own.
+// through Env, so tests can run them in parallel with their own.
 type invocation struct {
 	Args   []string
 	Stdout io.Writer
 	Stderr io.Writer
-	Getenv func(string) string
+	Env    map[string]string
 }
+
+// getenv reads one variable of the invocation's environment.
+func (inv invocation) getenv(k string) string { return inv.Env[k] }
 
 var commands = map[string]*command{}
 
@@ -59,6 +62,9 @@ func dispatch(ctx context.Context, inv invocation) int {
 		return exitUsage
 	}
 	inv.Args = inv.Args[1:]
+	if inv.Env == nil {
+		inv.Env = map[string]string{} // never the process's by accident
+	}
 	return c.run(ctx, inv)
 }
 

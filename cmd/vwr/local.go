@@ -15,6 +15,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue/app"
@@ -62,8 +63,8 @@ type localStack struct {
 	Addr  string       // listen address (-addr)
 	Log   *slog.Logger // JSON logs (requests, worker) on stderr
 	Clock clock.Clock
-	// Getenv is the process environment (tests inject their own).
-	Getenv func(string) string
+	// Env is the process environment (tests inject their own).
+	Env map[string]string
 
 	// Redis is the client every part uses: a real server when REDIS_URL is
 	// set, else the embedded Miniredis.
@@ -88,6 +89,9 @@ type localStack struct {
 	jobs     []func(context.Context)
 	stops    []func()
 }
+
+// Getenv reads one variable of the stack's environment.
+func (s *localStack) Getenv(k string) string { return s.Env[k] }
 
 // Handle registers h on the shared mux. A pattern registered twice is a
 // wiring bug and panics at start-up, naming the pattern.
@@ -140,7 +144,7 @@ func runLocal(ctx context.Context, inv invocation) int {
 		fmt.Fprintf(stderr, "vwr local: unexpected arguments %q\n", fs.Args())
 		return exitUsage
 	}
-	s, err := newLocalStack(*addr, inv.Getenv, stdout, stderr)
+	s, err := newLocalStack(*addr, inv.Env, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "vwr local: %v\n", err)
 		return exitError
@@ -166,20 +170,23 @@ func runLocal(ctx context.Context, inv invocation) int {
 
 // newLocalStack settles configuration: environment first, then local
 // defaults for whatever is unset, each announced.
-func newLocalStack(addr string, getenv func(string) string, stdout, stderr io.Writer) (*localStack, error) {
+func newLocalStack(addr string, environ map[string]string, stdout, stderr io.Writer) (*localStack, error) {
 	s := &localStack{
 		Addr:     addr,
-		Log:      slog.New(slog.NewJSONHandler(stderr, nil)),
 		Clock:    clock.System{},
-		Getenv:   getenv,
+		Env:      environ,
 		out:      stdout,
 		mux:      http.NewServeMux(),
 		patterns: map[string]bool{},
 	}
-	cfg, err := app.FromGetenv(getenv)
+	cfg, err := app.FromEnv(environ)
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.Log.WithDefaults().Validate(); err != nil {
+		return nil, err
+	}
+	s.Log = applog.New(stderr, cfg.Log)
 	if cfg.RedisURL == "" {
 		m, err := miniredis.Run()
 		if err != nil {
@@ -247,9 +254,9 @@ func (s *localStack) assemble(ctx context.Context) error {
 		s.patterns[p] = true
 	}
 	s.Go(q.Worker.Run)
-	c := q.Config
+	qc, wc := q.Config.Queue(), q.Config.Worker()
 	s.Notef("Tier 2 queue: threshold %d, active TTL %s, admission every %s (batch %d), stale cleanup every %s",
-		c.Threshold, c.ActiveTTL, c.AdmissionInterval, c.AdmissionBatchSize, c.StaleCleanupInterval)
+		qc.Threshold, qc.ActiveTTL, wc.AdmissionInterval, qc.AdmissionBatchSize, wc.StaleCleanupInterval)
 	for _, e := range localExtensions {
 		if e.Mount != nil {
 			if err := e.Mount(ctx, s); err != nil {

@@ -8,13 +8,13 @@ import (
 )
 
 // SQS "admitted" notifications for `vwr local`: off unless SQS_ENABLED=true
-// and SQS_QUEUE_URL are set; AWS_ENDPOINT_URL points it at moto or
-// LocalStack for a local check.
+// and SQS_QUEUE_URL are set. The AWS SDK reads AWS_ENDPOINT_URL (moto or
+// LocalStack for a local check) from the process environment itself.
 func init() {
 	registerLocal(localExtension{
 		Name: "sqs",
 		Configure: func(s *localStack) error {
-			cfg, err := notify.FromGetenv(s.Getenv)
+			cfg, err := notify.FromEnv(s.Env)
 			if err != nil {
 				return err
 			}
@@ -24,7 +24,7 @@ func init() {
 			}
 			s.QueueOptions.Notifier = n
 			if cfg.Enabled {
-				s.Notef("SQS_ENABLED: publishing admissions to %s (endpoint %s)", cfg.QueueURL, orDefault(cfg.Endpoint, "AWS default"))
+				s.Notef("SQS_ENABLED: publishing admissions to %s", cfg.QueueURL)
 			}
 			return nil
 		},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/vwr-go/vwr/internal/envconf"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -38,7 +40,7 @@ func init() {
 		},
 		Configure: func(s *localStack) error {
 			if extThreshold > 0 {
-				s.QueueConfig.Threshold = extThreshold
+				s.QueueConfig.Threshold = envconf.Positive(extThreshold)
 			}
 			return nil
 		},
@@ -75,7 +77,7 @@ func TestLocalBadArgs(t *testing.T) {
 		{[]string{"local", "extra"}, "unexpected arguments"},
 	} {
 		var out, errb bytes.Buffer
-		code := dispatch(context.Background(), invocation{Args: tc.args, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+		code := dispatch(context.Background(), invocation{Args: tc.args, Stdout: &out, Stderr: &errb, Env: map[string]string{}})
 		if code != exitUsage || !strings.Contains(errb.String(), tc.want) {
 			t.Fatalf("%v: code %d stderr %q", tc.args, code, errb.String())
 		}
@@ -99,7 +101,7 @@ func TestDispatch(t *testing.T) {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			t.Parallel()
 			var out, errb bytes.Buffer
-			code := dispatch(context.Background(), invocation{Args: tc.args, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+			code := dispatch(context.Background(), invocation{Args: tc.args, Stdout: &out, Stderr: &errb, Env: map[string]string{}})
 			if code != tc.wantCode || !strings.Contains(errb.String(), tc.wantErr) || !strings.Contains(out.String(), tc.wantOut) {
 				t.Fatalf("code %d stdout %q stderr %q", code, out.String(), errb.String())
 			}
@@ -122,7 +124,7 @@ func startLocal(t *testing.T, env map[string]string, args ...string) (string, *s
 		done <- dispatch(ctx, invocation{
 			Args:   append([]string{"local", "-addr", "127.0.0.1:0"}, args...),
 			Stdout: out, Stderr: errb,
-			Getenv: func(k string) string { return env[k] },
+			Env: env,
 		})
 	}()
 	t.Cleanup(func() {
@@ -249,7 +251,7 @@ func TestLocalWithRealRedis(t *testing.T) {
 // OnStop hooks (the SQS flush) run only after the jobs (the admission
 // worker) have returned, so the worker's last admissions are still sent.
 func TestLocalStopsRunAfterJobs(t *testing.T) {
-	s, err := newLocalStack("127.0.0.1:0", func(string) string { return "" }, io.Discard, io.Discard)
+	s, err := newLocalStack("127.0.0.1:0", map[string]string{}, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

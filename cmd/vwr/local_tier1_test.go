@@ -17,7 +17,7 @@ import (
 func runVWR(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := dispatch(context.Background(), invocation{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }})
+	code := dispatch(context.Background(), invocation{Args: args, Stdout: &out, Stderr: &errb, Env: env})
 	return code, out.String(), errb.String()
 }
 

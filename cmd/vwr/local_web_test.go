@@ -34,7 +34,7 @@ func TestLocalDemoBadFlags(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := dispatch(context.Background(), invocation{
 			Args:   append([]string{"local", "-addr", "127.0.0.1:0"}, tc.args...),
-			Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
+			Stdout: &out, Stderr: &errb, Env: map[string]string{},
 		})
 		if code != exitError || !strings.Contains(errb.String(), tc.want) {
 			t.Fatalf("%v: code %d stderr %q", tc.args, code, errb.String())

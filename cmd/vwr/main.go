@@ -4,6 +4,8 @@
 package main
 
 import (
+	"github.com/vwr-go/vwr/internal/envconf"
+
 	"context"
 	"os"
 	"os/signal"
@@ -12,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := dispatch(ctx, invocation{Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
+	code := dispatch(ctx, invocation{Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr, Env: envconf.Environ()})
 	stop()
 	os.Exit(code)
 }

@@ -75,18 +75,25 @@ func New(w io.Writer, c Config) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// Request logs one served request with stable keys: at error for a 5xx (with
-// its cause), at info when it took longer than the slow threshold, and at
-// debug otherwise. attrs are the route's own keys (route, event, uid, code…).
-func (c Config) Request(ctx context.Context, log *slog.Logger, status int, elapsed time.Duration, cause error, attrs ...slog.Attr) {
-	lvl := slog.LevelDebug
-	msg := "request"
+// RequestLevel is the level and message of a served request's log line: error for
+// a 5xx, info ("slow request") when it took at least the slow threshold,
+// debug otherwise. Callers check Logger.Enabled with it before building the
+// line, so a healthy request costs no allocation for logging.
+func (c Config) RequestLevel(status int, elapsed time.Duration) (slog.Level, string) {
 	switch {
 	case status >= 500:
-		lvl = slog.LevelError
+		return slog.LevelError, "request"
 	case elapsed >= c.WithDefaults().Slow.D():
-		lvl, msg = slog.LevelInfo, "slow request"
+		return slog.LevelInfo, "slow request"
 	}
+	return slog.LevelDebug, "request"
+}
+
+// Request logs one served request with stable keys (attrs are the route's
+// own: route, event, uid, code…; status, ms and the cause are added), at the
+// level RequestLevel picks.
+func (c Config) Request(ctx context.Context, log *slog.Logger, status int, elapsed time.Duration, cause error, attrs ...slog.Attr) {
+	lvl, msg := c.RequestLevel(status, elapsed)
 	if !log.Enabled(ctx, lvl) {
 		return
 	}

@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/notify"
 )
 
-// TestConfigFromEnv is not parallel: it sets process environment.
 func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
 	const fifo = "https://sqs.us-east-1.amazonaws.com/123456789012/vwr-admitted.fifo"
 	tests := []struct {
 		name    string
@@ -26,27 +27,25 @@ func TestConfigFromEnv(t *testing.T) {
 		{
 			name: "enabled with overrides",
 			env: map[string]string{
-				"SQS_ENABLED": "true", "SQS_QUEUE_URL": fifo, "AWS_ENDPOINT_URL": "http://127.0.0.1:5000",
+				"SQS_ENABLED": "true", "SQS_QUEUE_URL": fifo,
 				"SQS_BUFFER_SIZE": "50", "SQS_SEND_TIMEOUT_MS": "300", "SQS_MAX_ATTEMPTS": "2", "SQS_RETRY_BACKOFF_MS": "7",
 			},
 			want: notify.Config{
-				Enabled: true, QueueURL: fifo, Endpoint: "http://127.0.0.1:5000",
-				BufferSize: 50, SendTimeout: 300 * time.Millisecond, MaxAttempts: 2, RetryBackoff: 7 * time.Millisecond,
+				Enabled: true, QueueURL: fifo, BufferSize: 50, MaxAttempts: 2,
+				SendTimeout: envconf.Millis(300 * time.Millisecond), RetryBackoff: envconf.Millis(7 * time.Millisecond),
 			},
 		},
 		{name: "bad bool", env: map[string]string{"SQS_ENABLED": "yes please"}, wantErr: "SQS_ENABLED"},
 		{name: "bad buffer", env: map[string]string{"SQS_BUFFER_SIZE": "-1"}, wantErr: "SQS_BUFFER_SIZE"},
+		{name: "zero timeout", env: map[string]string{"SQS_SEND_TIMEOUT_MS": "0"}, wantErr: "SQS_SEND_TIMEOUT_MS"},
 		{name: "enabled without url", env: map[string]string{"SQS_ENABLED": "true"}, wantErr: "SQS_QUEUE_URL is required"},
 		{name: "standard queue", env: map[string]string{"SQS_ENABLED": "true", "SQS_QUEUE_URL": "https://sqs/1/q"}, wantErr: "FIFO"},
 		{name: "too many attempts", env: map[string]string{"SQS_ENABLED": "true", "SQS_QUEUE_URL": fifo, "SQS_MAX_ATTEMPTS": "11"}, wantErr: "SQS_MAX_ATTEMPTS"},
 	}
-	vars := []string{"SQS_ENABLED", "SQS_QUEUE_URL", "AWS_ENDPOINT_URL", "AWS_REGION", "SQS_BUFFER_SIZE", "SQS_SEND_TIMEOUT_MS", "SQS_MAX_ATTEMPTS", "SQS_RETRY_BACKOFF_MS"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, v := range vars {
-				t.Setenv(v, tt.env[v])
-			}
-			cfg, err := notify.FromEnv()
+			t.Parallel()
+			cfg, err := notify.FromEnv(tt.env)
 			if err == nil {
 				var n notify.Notifier
 				n, err = notify.Open(context.Background(), cfg, notify.Options{})

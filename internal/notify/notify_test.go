@@ -20,6 +20,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/admitted"
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/notify"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/testenv/awstest"
@@ -60,7 +61,7 @@ func motoPublisher(t *testing.T) (*sqs.Client, string, *notify.Publisher) {
 }
 
 func enabled(url string) notify.Config {
-	return notify.Config{Enabled: true, QueueURL: url, SendTimeout: 2 * time.Second, RetryBackoff: 10 * time.Millisecond}
+	return notify.Config{Enabled: true, QueueURL: url, SendTimeout: envconf.Millis(2 * time.Second), RetryBackoff: envconf.Millis(10 * time.Millisecond)}
 }
 
 func admission(event string, i int, at time.Time) queue.Admission {
@@ -218,7 +219,7 @@ func TestRetriesWithDoublingBackoffThenCountsFailure(t *testing.T) {
 	var waits []time.Duration
 	cfg := enabled("http://127.0.0.1:1/000000000000/q-admitted.fifo")
 	cfg.MaxAttempts = 4
-	cfg.RetryBackoff = 100 * time.Millisecond
+	cfg.RetryBackoff = envconf.Millis(100 * time.Millisecond)
 	p, err := notify.New(cfg, sqsClient(t, closedEndpoint(t)), notify.Options{
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,31 +22,24 @@ func Open(ctx context.Context, cfg Config, opts Options) (Notifier, error) {
 	if !cfg.Enabled {
 		return disabled{}, nil
 	}
-	client, err := NewClient(ctx, cfg)
+	client, err := NewClient(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return New(cfg, client, opts)
 }
 
-// NewClient builds the SQS client from the default AWS chain. An explicit
-// Endpoint (AWS_ENDPOINT_URL) points it at moto or LocalStack. The SDK's own
-// retries are off: the publisher retries whole batches with its own backoff
-// and bounds each call, so a dead endpoint costs one timeout per attempt.
-func NewClient(ctx context.Context, cfg Config) (*sqs.Client, error) {
-	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryMaxAttempts(1)}
-	if cfg.Region != "" {
-		loadOpts = append(loadOpts, awsconfig.WithRegion(cfg.Region))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
+// NewClient builds the SQS client from the AWS SDK's default chain, which
+// also reads AWS_REGION and AWS_ENDPOINT_URL (moto, LocalStack). The SDK's
+// own retries are off: the publisher retries whole batches with its own
+// backoff and bounds each call, so a dead endpoint costs one timeout per
+// attempt.
+func NewClient(ctx context.Context) (*sqs.Client, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryMaxAttempts(1))
 	if err != nil {
 		return nil, fmt.Errorf("notify: load AWS config: %w", err)
 	}
-	return sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-	}), nil
+	return sqs.NewFromConfig(awsCfg), nil
 }
 
 // disabled is the Notifier when SQS is off.

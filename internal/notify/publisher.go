@@ -234,13 +234,13 @@ func (p *Publisher) send(batch []queue.Admission) {
 		}
 		entries = append(entries, e)
 	}
-	backoff := p.cfg.RetryBackoff
+	backoff := p.cfg.RetryBackoff.D()
 	for attempt := 1; len(entries) > 0; attempt++ {
 		retry, err := p.call(entries)
 		if err == nil && len(retry) == 0 {
 			return
 		}
-		if attempt >= p.cfg.MaxAttempts || p.ctx.Err() != nil {
+		if attempt >= int(p.cfg.MaxAttempts) || p.ctx.Err() != nil {
 			p.stats.failed.Add(int64(len(retry)))
 			p.log.Warn("notify: SendMessageBatch gave up", "entries", len(retry), "attempts", attempt, "err", errString(err))
 			return
@@ -257,7 +257,7 @@ func (p *Publisher) send(batch []queue.Admission) {
 
 // call makes one SendMessageBatch and returns the entries worth retrying.
 func (p *Publisher) call(entries []types.SendMessageBatchRequestEntry) ([]types.SendMessageBatchRequestEntry, error) {
-	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.SendTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.SendTimeout.D())
 	defer cancel()
 	out, err := p.api.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{
 		QueueUrl: aws.String(p.cfg.QueueURL),

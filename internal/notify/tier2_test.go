@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/admitted"
+	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/notify"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/services/queue"
@@ -32,7 +33,7 @@ func tier2(t testing.TB, n notify.Notifier, threshold int64) (*app.App, *httptes
 	a, err := app.Open(app.Config{
 		EntryTokenSecret: strings.Repeat("s", 32),
 		UserHeader:       "X-User-Id",
-		Threshold:        threshold,
+		Threshold:        envconf.Positive(threshold),
 	}, app.Options{Redis: rdb, KeyPrefix: testenv.UniqueID(t) + ":", Notifier: n, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -66,10 +67,10 @@ func TestCheckUnaffectedBySQSOutage(t *testing.T) {
 	t.Parallel()
 	cfg := enabled("http://127.0.0.1:1/000000000000/down-admitted.fifo")
 	cfg.BufferSize = 100
-	cfg.SendTimeout = 500 * time.Millisecond
+	cfg.SendTimeout = envconf.Millis(500 * time.Millisecond)
 	// Slow retries keep the sender behind however slowly the checks arrive,
 	// so the buffer surely overflows.
-	cfg.RetryBackoff = time.Second
+	cfg.RetryBackoff = envconf.Millis(time.Second)
 	p, err := notify.New(cfg, sqsClient(t, closedEndpoint(t)), notify.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -44,6 +45,24 @@ func (c Config) WithDefaults() Config {
 		c.AdmissionBatchSize = DefaultAdmissionBatchSize
 	}
 	return c
+}
+
+// Validate checks a defaulted Config; messages name the variable.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Threshold < MinThreshold || c.Threshold > MaxThreshold {
+		errs = append(errs, fmt.Errorf("QUEUE_THRESHOLD must be from %d to %d", MinThreshold, MaxThreshold))
+	}
+	if c.ActiveTTL < time.Second {
+		errs = append(errs, errors.New("QUEUE_ACTIVE_TTL_SECONDS must be at least 1"))
+	}
+	if c.SeenTTL < time.Second {
+		errs = append(errs, errors.New("QUEUE_SEEN_TTL_SECONDS must be at least 1"))
+	}
+	if c.AdmissionBatchSize < 1 {
+		errs = append(errs, errors.New("QUEUE_ADMISSION_BATCH_SIZE must be positive"))
+	}
+	return errors.Join(errs...)
 }
 
 // Observer hears about store calls and admissions so that an adapter (the

@@ -120,17 +120,9 @@ func Open(cfg Config, opts Options) (*App, error) {
 	}
 	a.Metrics = httpapi.NewMetrics()
 	a.Store = redisstore.New(a.Redis, redisstore.Options{Prefix: opts.KeyPrefix})
-	a.Service = queue.New(a.Store, a.EntryKeys, clk, opts.Notifier, queue.Config{
-		Threshold:          cfg.Threshold,
-		ActiveTTL:          cfg.ActiveTTL,
-		SeenTTL:            cfg.SeenTTL,
-		AdmissionBatchSize: cfg.AdmissionBatchSize,
-	})
+	a.Service = queue.New(a.Store, a.EntryKeys, clk, opts.Notifier, cfg.Queue())
 	a.Service.SetObserver(a.Metrics)
-	a.Worker = queue.NewWorker(a.Service, queue.WorkerConfig{
-		AdmissionInterval:    cfg.AdmissionInterval,
-		StaleCleanupInterval: cfg.StaleCleanupInterval,
-	}, log.With("component", "worker"))
+	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), log.With("component", "worker"))
 	a.API = httpapi.New(a.Service, httpapi.Config{
 		Tier1Keys:    a.Tier1Keys,
 		UserHeader:   cfg.UserHeader,
@@ -138,6 +130,7 @@ func Open(cfg Config, opts Options) (*App, error) {
 		CookieSecure: cfg.CookieSecure,
 		Clock:        clk,
 		Logger:       log,
+		Log:          cfg.Log,
 		Metrics:      a.Metrics,
 	})
 	if a.Gate, err = gate.New(gate.Config{

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/applog"
+	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
@@ -26,32 +26,40 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 const secret = "app-test-secret-0123456789abcdef-0123456"
 
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-func TestFromGetenvDefaults(t *testing.T) {
+func TestFromEnvDefaults(t *testing.T) {
 	t.Parallel()
-	c, err := FromGetenv(env(nil))
+	c, err := FromEnv(map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c = c.WithDefaults()
-	if c.Addr != DefaultAddr || c.Threshold != 1000 || c.ActiveTTL != 600*time.Second || c.SeenTTL != 600*time.Second ||
-		c.AdmissionInterval != time.Second || c.AdmissionBatchSize != 100 || c.StaleCleanupInterval != 30*time.Second ||
-		c.UserHeader != "" || c.AdminToken != "" || c.CookieSecure ||
-		strings.Join(c.GatePrefixes, ",") != "/api/seats/,/api/reservations/" {
-		t.Fatalf("defaults = %+v", c)
+	q, w := c.Queue(), c.Worker()
+	if c.Addr != DefaultAddr || q.Threshold != 1000 || q.ActiveTTL != 600*time.Second || q.SeenTTL != 600*time.Second ||
+		w.AdmissionInterval != time.Second || q.AdmissionBatchSize != 100 || w.StaleCleanupInterval != 30*time.Second ||
+		c.UserHeader != "" || c.AdminToken != "" || c.CookieSecure || len(c.GatePrefixes) != 0 ||
+		c.Log.Level != "info" || c.Log.Slow.D() != 500*time.Millisecond {
+		t.Fatalf("defaults = %+v, queue %+v, worker %+v", c, q, w)
+	}
+	// The gate owns its default prefixes.
+	a, err := Open(Config{EntryTokenSecret: secret}, Options{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(a.Gate.Prefixes(), ","); got != "/api/seats/,/api/reservations/" {
+		t.Fatalf("gate prefixes = %s", got)
 	}
 }
 
-func TestFromGetenvReadsEverything(t *testing.T) {
+func TestFromEnvReadsEverything(t *testing.T) {
 	t.Parallel()
-	c, err := FromGetenv(env(map[string]string{
+	c, err := FromEnv((map[string]string{
 		"QUEUE_LISTEN_ADDR": ":9000", "REDIS_URL": "redis://r:6379/2", "QUEUE_ENTRY_TOKEN_SECRET": secret,
 		"VWR_TIER1_TOKEN_KEYS": "a:" + secret, "QUEUE_USER_HEADER": "X-Auth-User", "QUEUE_ADMIN_TOKEN": "adm",
 		"QUEUE_COOKIE_SECURE": "true", "QUEUE_THRESHOLD": "7", "QUEUE_ACTIVE_TTL_SECONDS": "30",
 		"QUEUE_SEEN_TTL_SECONDS": "40", "QUEUE_ADMISSION_INTERVAL_MS": "250", "QUEUE_ADMISSION_BATCH_SIZE": "9",
 		"QUEUE_STALE_CLEANUP_INTERVAL_MS": "5000", "QUEUE_GATE_PREFIXES": " /a/ , /b/ ",
 		"QUEUE_GATE_USER_HEADER": "X-Site-User", "QUEUE_GATE_BYPASS_SECRET": "edge",
+		"LOG_LEVEL": "debug", "LOG_SLOW_MS": "120",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +67,11 @@ func TestFromGetenvReadsEverything(t *testing.T) {
 	want := Config{
 		Addr: ":9000", RedisURL: "redis://r:6379/2", EntryTokenSecret: secret, Tier1TokenKeys: "a:" + secret,
 		UserHeader: "X-Auth-User", AdminToken: "adm", CookieSecure: true, Threshold: 7,
-		ActiveTTL: 30 * time.Second, SeenTTL: 40 * time.Second, AdmissionInterval: 250 * time.Millisecond,
-		AdmissionBatchSize: 9, StaleCleanupInterval: 5 * time.Second, GatePrefixes: []string{"/a/", "/b/"},
+		ActiveTTL: envconf.Seconds(30 * time.Second), SeenTTL: envconf.Seconds(40 * time.Second),
+		AdmissionInterval: envconf.Millis(250 * time.Millisecond), AdmissionBatchSize: 9,
+		StaleCleanupInterval: envconf.Millis(5 * time.Second), GatePrefixes: []string{"/a/", "/b/"},
 		GateUserHeader: "X-Site-User", GateBypassSecret: "edge",
+		Log: applog.Config{Level: "debug", Slow: envconf.Millis(120 * time.Millisecond)},
 	}
 	if strings.Join(c.GatePrefixes, ",") != "/a/,/b/" {
 		t.Fatalf("prefixes = %q", c.GatePrefixes)
@@ -95,6 +105,9 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"batch", map[string]string{"QUEUE_ADMISSION_BATCH_SIZE": "x"}, "QUEUE_ADMISSION_BATCH_SIZE"},
 		{"cleanup", map[string]string{"QUEUE_STALE_CLEANUP_INTERVAL_MS": "0.5"}, "QUEUE_STALE_CLEANUP_INTERVAL_MS"},
 		{"cookie", map[string]string{"QUEUE_COOKIE_SECURE": "yes please"}, "QUEUE_COOKIE_SECURE"},
+		{"threshold zero", map[string]string{"QUEUE_THRESHOLD": "0"}, "QUEUE_THRESHOLD"},
+		{"log level", map[string]string{"LOG_LEVEL": "loud"}, "LOG_LEVEL"},
+		{"slow ms", map[string]string{"LOG_SLOW_MS": "fast"}, "LOG_SLOW_MS"},
 		{"user header", map[string]string{"QUEUE_USER_HEADER": "X User"}, "QUEUE_USER_HEADER"},
 		{"user header authorization", map[string]string{"QUEUE_USER_HEADER": "authorization"}, "QUEUE_USER_HEADER"},
 		{"gate header", map[string]string{"QUEUE_GATE_USER_HEADER": "a:b"}, "QUEUE_GATE_USER_HEADER"},
@@ -110,7 +123,7 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 			for k, v := range tc.set {
 				m[k] = v
 			}
-			c, err := FromGetenv(env(m))
+			c, err := FromEnv(m)
 			if err == nil {
 				_, err = Open(c, Options{})
 			}
@@ -262,29 +275,3 @@ type statusRecorder struct {
 func (r *statusRecorder) Header() http.Header         { return r.header }
 func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *statusRecorder) WriteHeader(c int)           { r.code = c }
-
-// TestEnvListIsComplete checks that Env names exactly the variables
-// FromGetenv reads, and that docs/tier2-api.md has a table row for each.
-func TestEnvListIsComplete(t *testing.T) {
-	t.Parallel()
-	read := map[string]bool{}
-	if _, err := FromGetenv(func(k string) string { read[k] = true; return "" }); err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]bool{}
-	for _, e := range Env {
-		listed[e.Name] = true
-	}
-	if !reflect.DeepEqual(read, listed) {
-		t.Fatalf("FromGetenv reads %v\nEnv lists %v", read, listed)
-	}
-	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "tier2-api.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name := range read {
-		if !strings.Contains(string(doc), "| `"+name+"` |") {
-			t.Errorf("docs/tier2-api.md has no env table row for %s", name)
-		}
-	}
-}

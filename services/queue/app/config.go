@@ -8,141 +8,79 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/vwr-go/vwr/internal/applog"
+	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
-	"github.com/vwr-go/vwr/services/queue/gate"
 )
 
-// Config is every setting of the Tier 2 runtime. FromEnv reads it from the
-// environment; zero fields take the seed's defaults in WithDefaults.
+// Config is every setting of the Tier 2 runtime, read from the environment
+// by FromEnv (internal/envconf). A zero field means "the default", which the
+// package owning the setting applies: queue.Config and queue.WorkerConfig for
+// the queue's tunables, gate.New for the guarded prefixes, applog for
+// logging. This package defaults only what it owns (the listen address).
 type Config struct {
-	Addr                 string        // QUEUE_LISTEN_ADDR
-	RedisURL             string        // REDIS_URL
-	EntryTokenSecret     string        // QUEUE_ENTRY_TOKEN_SECRET
-	Tier1TokenKeys       string        // VWR_TIER1_TOKEN_KEYS (kid:secret,…)
-	UserHeader           string        // QUEUE_USER_HEADER
-	AdminToken           string        // QUEUE_ADMIN_TOKEN
-	CookieSecure         bool          // QUEUE_COOKIE_SECURE
-	Threshold            int64         // QUEUE_THRESHOLD
-	ActiveTTL            time.Duration // QUEUE_ACTIVE_TTL_SECONDS
-	SeenTTL              time.Duration // QUEUE_SEEN_TTL_SECONDS
-	AdmissionInterval    time.Duration // QUEUE_ADMISSION_INTERVAL_MS
-	AdmissionBatchSize   int64         // QUEUE_ADMISSION_BATCH_SIZE
-	StaleCleanupInterval time.Duration // QUEUE_STALE_CLEANUP_INTERVAL_MS
-	GatePrefixes         []string      // QUEUE_GATE_PREFIXES (comma-separated)
-	GateUserHeader       string        // QUEUE_GATE_USER_HEADER
-	GateBypassSecret     string        // QUEUE_GATE_BYPASS_SECRET
+	Addr             string `env:"QUEUE_LISTEN_ADDR"`
+	RedisURL         string `env:"REDIS_URL"`
+	EntryTokenSecret string `env:"QUEUE_ENTRY_TOKEN_SECRET"`
+	Tier1TokenKeys   string `env:"VWR_TIER1_TOKEN_KEYS"`
+	UserHeader       string `env:"QUEUE_USER_HEADER"`
+	AdminToken       string `env:"QUEUE_ADMIN_TOKEN"`
+	CookieSecure     bool   `env:"QUEUE_COOKIE_SECURE"`
+
+	Threshold            envconf.Positive `env:"QUEUE_THRESHOLD"`
+	ActiveTTL            envconf.Seconds  `env:"QUEUE_ACTIVE_TTL_SECONDS"`
+	SeenTTL              envconf.Seconds  `env:"QUEUE_SEEN_TTL_SECONDS"`
+	AdmissionInterval    envconf.Millis   `env:"QUEUE_ADMISSION_INTERVAL_MS"`
+	AdmissionBatchSize   envconf.Positive `env:"QUEUE_ADMISSION_BATCH_SIZE"`
+	StaleCleanupInterval envconf.Millis   `env:"QUEUE_STALE_CLEANUP_INTERVAL_MS"`
+
+	GatePrefixes     envconf.List `env:"QUEUE_GATE_PREFIXES"`
+	GateUserHeader   string       `env:"QUEUE_GATE_USER_HEADER"`
+	GateBypassSecret string       `env:"QUEUE_GATE_BYPASS_SECRET"`
+
+	Log applog.Config
 }
 
 // DefaultAddr is where the Tier 2 API listens unless QUEUE_LISTEN_ADDR says otherwise.
 const DefaultAddr = ":8080"
 
-// Env lists every variable FromEnv reads with its default and meaning. A test
-// keeps it, FromEnv and the table in docs/tier2-api.md in step.
-var Env = []struct{ Name, Default, Meaning string }{
-	{"REDIS_URL", "(required)", "Redis to keep the queue in, e.g. redis://host:6379/0 (rediss:// for TLS)"},
-	{"QUEUE_ENTRY_TOKEN_SECRET", "(required)", "HMAC secret (≥32 bytes) that signs entry tokens; the gate verifies with the same secret"},
-	{"VWR_TIER1_TOKEN_KEYS", "(unset: Tier 1 passes are refused)", "kid:secret,… keys verifying Tier 1 passes; the first signs (Tier 1 side)"},
-	{"QUEUE_USER_HEADER", "(unset)", "trusted header carrying the user id, only behind an authenticating gateway"},
-	{"QUEUE_ADMIN_TOKEN", "(unset: admin endpoints 404)", "bearer token for /api/queue/admin/*"},
-	{"QUEUE_COOKIE_SECURE", "false", "add Secure to the urr-entry-token cookie (set true behind HTTPS)"},
-	{"QUEUE_THRESHOLD", "1000", "default number of users active per event at once"},
-	{"QUEUE_ACTIVE_TTL_SECONDS", "600", "how long an admitted user's slot and entry token last"},
-	{"QUEUE_SEEN_TTL_SECONDS", "600", "queued users silent for longer are dropped by the stale cleanup"},
-	{"QUEUE_ADMISSION_INTERVAL_MS", "1000", "how often the worker admits from each active event"},
-	{"QUEUE_ADMISSION_BATCH_SIZE", "100", "most users admitted per event per pass"},
-	{"QUEUE_STALE_CLEANUP_INTERVAL_MS", "30000", "how often stale queued users are dropped"},
-	{"QUEUE_LISTEN_ADDR", DefaultAddr, "HTTP listen address of the deployable binary"},
-	{"QUEUE_GATE_PREFIXES", "/api/seats/,/api/reservations/", "path prefixes the gate guards (protected site)"},
-	{"QUEUE_GATE_USER_HEADER", "(unset)", "header with the site's authenticated user; the entry token's uid must match it"},
-	{"QUEUE_GATE_BYPASS_SECRET", "(unset: bypass off)", "X-CloudFront-Verified is honoured only when it equals this secret"},
+// FromEnv reads the Config from environ (nil: the process environment).
+// Malformed values are errors naming the variable; missing required values
+// are reported by Open, so callers may fill them in first (vwr local).
+func FromEnv(environ map[string]string) (Config, error) {
+	var c Config
+	err := envconf.Parse(&c, environ)
+	return c, err
 }
 
-// FromEnv reads the Config from the process environment. Malformed numbers
-// and booleans are errors naming the variable; missing required values are
-// reported later by validate, so callers may fill them in first (vwr local).
-func FromEnv() (Config, error) { return FromGetenv(os.Getenv) }
-
-// FromGetenv is FromEnv over any lookup function (tests pass a map's).
-func FromGetenv(get func(string) string) (Config, error) {
-	c := Config{
-		Addr:             get("QUEUE_LISTEN_ADDR"),
-		RedisURL:         get("REDIS_URL"),
-		EntryTokenSecret: get("QUEUE_ENTRY_TOKEN_SECRET"),
-		Tier1TokenKeys:   get("VWR_TIER1_TOKEN_KEYS"),
-		UserHeader:       strings.TrimSpace(get("QUEUE_USER_HEADER")),
-		AdminToken:       get("QUEUE_ADMIN_TOKEN"),
-		GateUserHeader:   strings.TrimSpace(get("QUEUE_GATE_USER_HEADER")),
-		GateBypassSecret: get("QUEUE_GATE_BYPASS_SECRET"),
-	}
-	if v := get("QUEUE_GATE_PREFIXES"); v != "" {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				c.GatePrefixes = append(c.GatePrefixes, p)
-			}
-		}
-	}
-	var errs []error
-	intVar := func(name string) int64 {
-		v := strings.TrimSpace(get(name))
-		if v == "" {
-			return 0
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("%s: want a positive integer, got %q", name, v))
-			return 0
-		}
-		return n
-	}
-	c.Threshold = intVar("QUEUE_THRESHOLD")
-	c.ActiveTTL = time.Duration(intVar("QUEUE_ACTIVE_TTL_SECONDS")) * time.Second
-	c.SeenTTL = time.Duration(intVar("QUEUE_SEEN_TTL_SECONDS")) * time.Second
-	c.AdmissionInterval = time.Duration(intVar("QUEUE_ADMISSION_INTERVAL_MS")) * time.Millisecond
-	c.AdmissionBatchSize = intVar("QUEUE_ADMISSION_BATCH_SIZE")
-	c.StaleCleanupInterval = time.Duration(intVar("QUEUE_STALE_CLEANUP_INTERVAL_MS")) * time.Millisecond
-	if v := strings.TrimSpace(get("QUEUE_COOKIE_SECURE")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("QUEUE_COOKIE_SECURE: want true or false, got %q", v))
-		}
-		c.CookieSecure = b
-	}
-	return c, errors.Join(errs...)
-}
-
-// WithDefaults fills zero fields with the defaults (seed §4.5).
+// WithDefaults fills what this package owns.
 func (c Config) WithDefaults() Config {
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
 	}
-	if c.Threshold == 0 {
-		c.Threshold = queue.DefaultThreshold
-	}
-	if c.ActiveTTL == 0 {
-		c.ActiveTTL = queue.DefaultActiveTTL
-	}
-	if c.SeenTTL == 0 {
-		c.SeenTTL = queue.DefaultSeenTTL
-	}
-	if c.AdmissionInterval == 0 {
-		c.AdmissionInterval = queue.DefaultAdmissionInterval
-	}
-	if c.AdmissionBatchSize == 0 {
-		c.AdmissionBatchSize = queue.DefaultAdmissionBatchSize
-	}
-	if c.StaleCleanupInterval == 0 {
-		c.StaleCleanupInterval = queue.DefaultStaleCleanupInterval
-	}
-	if len(c.GatePrefixes) == 0 {
-		c.GatePrefixes = append([]string(nil), gate.DefaultPrefixes...)
-	}
+	c.Log = c.Log.WithDefaults()
 	return c
+}
+
+// Queue is the domain's configuration: zero fields take queue's defaults.
+func (c Config) Queue() queue.Config {
+	return queue.Config{
+		Threshold:          int64(c.Threshold),
+		ActiveTTL:          c.ActiveTTL.D(),
+		SeenTTL:            c.SeenTTL.D(),
+		AdmissionBatchSize: int64(c.AdmissionBatchSize),
+	}.WithDefaults()
+}
+
+// Worker is the admission worker's configuration, defaulted by queue.
+func (c Config) Worker() queue.WorkerConfig {
+	return queue.WorkerConfig{
+		AdmissionInterval:    c.AdmissionInterval.D(),
+		StaleCleanupInterval: c.StaleCleanupInterval.D(),
+	}.WithDefaults()
 }
 
 // validate reports every problem at once, each naming its variable. The
@@ -169,28 +107,16 @@ func (c Config) validate(needRedisURL bool) error {
 	if c.GateUserHeader != "" && !validHeaderName(c.GateUserHeader) {
 		errs = append(errs, fmt.Errorf("QUEUE_GATE_USER_HEADER: %q is not a valid header name", c.GateUserHeader))
 	}
-	if c.Threshold < queue.MinThreshold || c.Threshold > queue.MaxThreshold {
-		errs = append(errs, fmt.Errorf("QUEUE_THRESHOLD must be from %d to %d", queue.MinThreshold, queue.MaxThreshold))
-	}
-	if c.ActiveTTL < time.Second {
-		errs = append(errs, errors.New("QUEUE_ACTIVE_TTL_SECONDS must be at least 1"))
-	}
-	if c.SeenTTL < time.Second {
-		errs = append(errs, errors.New("QUEUE_SEEN_TTL_SECONDS must be at least 1"))
-	}
-	if c.AdmissionInterval <= 0 {
-		errs = append(errs, errors.New("QUEUE_ADMISSION_INTERVAL_MS must be positive"))
-	}
-	if c.AdmissionBatchSize <= 0 {
-		errs = append(errs, errors.New("QUEUE_ADMISSION_BATCH_SIZE must be positive"))
-	}
-	if c.StaleCleanupInterval <= 0 {
-		errs = append(errs, errors.New("QUEUE_STALE_CLEANUP_INTERVAL_MS must be positive"))
+	if err := c.Queue().Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, p := range c.GatePrefixes {
 		if !strings.HasPrefix(p, "/") {
 			errs = append(errs, fmt.Errorf("QUEUE_GATE_PREFIXES: %q must start with /", p))
 		}
+	}
+	if err := c.Log.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -118,6 +118,9 @@ type denial struct {
 	RedirectTo string `json:"redirectTo"`
 }
 
+// Prefixes are the guarded path prefixes in effect.
+func (g *Gate) Prefixes() []string { return append([]string(nil), g.cfg.Prefixes...) }
+
 // Wrap guards next.
 func (g *Gate) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/gate"
@@ -38,12 +40,6 @@ const (
 	EntryCookie = gate.TokenCookie
 )
 
-// MaxBodyBytes is the largest request body accepted; larger bodies get 413.
-const MaxBodyBytes = 4 << 10
-
-// RetryAfterSeconds is what a 503 tells clients to wait before retrying.
-const RetryAfterSeconds = 2
-
 // Config tunes the API. The zero value serves visitors only through a
 // verified Tier 1 pass and keeps the admin endpoints disabled.
 type Config struct {
@@ -59,8 +55,12 @@ type Config struct {
 	CookieSecure bool
 	// Clock tells "now" for token expiry; defaults to the wall clock.
 	Clock clock.Clock
-	// Logger receives one JSON line per request; defaults to slog.Default().
+	// Logger receives the request log (see Log) and the API's warnings;
+	// defaults to slog.Default().
 	Logger *slog.Logger
+	// Log decides each request's log level: debug when healthy, info when
+	// slow (LOG_SLOW_MS), error on a 5xx.
+	Log applog.Config
 	// Metrics records request counts and queue gauges; nil disables them.
 	Metrics *Metrics
 }
@@ -130,29 +130,18 @@ func (a *API) enabledRoutes() []route {
 	return out
 }
 
-// Register adds the API's routes to mux. It does not claim "/"; use
-// NotFound (or Handler, which does) for the JSON 404 fallback. A wrong method
-// on a known path gets a JSON 405 with Allow.
+// Register adds the API's routes to mux, with a JSON 405 (and Allow) for a
+// known path asked with another method. It does not claim "/"; use NotFound
+// (or Handler, which does) for the JSON 404 fallback.
 func (a *API) Register(mux *http.ServeMux) {
-	allow := map[string][]string{}
-	var paths []string
+	var routes []jsonhttp.Route
 	for _, rt := range a.enabledRoutes() {
-		method, path := splitPattern(rt.pattern)
-		if _, seen := allow[path]; !seen {
-			paths = append(paths, path)
-		}
-		allow[path] = append(allow[path], method)
-		mux.Handle(rt.pattern, a.endpoint(rt))
+		routes = append(routes, jsonhttp.Route{Pattern: rt.pattern, Handler: a.endpoint(rt)})
 	}
 	if a.cfg.Metrics != nil {
-		_, path := splitPattern(metricsPattern)
-		paths = append(paths, path)
-		allow[path] = []string{http.MethodGet}
-		mux.Handle(metricsPattern, a.instrument(metricsPattern, a.cfg.Metrics.handler()))
+		routes = append(routes, jsonhttp.Route{Pattern: metricsPattern, Handler: a.cfg.Metrics.handler()})
 	}
-	for _, path := range paths {
-		mux.Handle(path, a.instrument("method_not_allowed", methodNotAllowed(allow[path])))
-	}
+	jsonhttp.Register(mux, routes, a.instrument)
 }
 
 // Handler returns a ServeMux with the API's routes and a JSON 404 for
@@ -166,29 +155,27 @@ func (a *API) Handler() http.Handler {
 
 // NotFound answers 404 JSON for unknown routes, counted and logged like any
 // other request.
-func (a *API) NotFound() http.Handler {
-	return a.instrument("not_found", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
-	}))
-}
+func (a *API) NotFound() http.Handler { return a.instrument("not_found", jsonhttp.NotFound()) }
 
+// endpoint runs what every route shares: admin auth, the body limit (every
+// endpoint rejects an oversized body with 413 before touching the store,
+// including those that ignore their body), then the handler.
 func (a *API) endpoint(rt route) http.Handler {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt.admin {
 			if err := a.authorizeAdmin(r); err != nil {
-				a.fail(w, r, err)
+				a.fail(w, err)
 				return
 			}
 		}
-		if err := readBody(r); err != nil {
-			a.fail(w, r, err)
+		if _, err := jsonhttp.ReadBody(r); err != nil {
+			a.fail(w, err)
 			return
 		}
 		if err := rt.h(w, r); err != nil {
-			a.fail(w, r, err)
+			a.fail(w, err)
 		}
 	})
-	return a.instrument(rt.pattern, h)
 }
 
 func (a *API) now() time.Time { return a.cfg.Clock.Now() }

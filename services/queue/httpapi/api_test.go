@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/applog"
+	"github.com/vwr-go/vwr/internal/envconf"
+	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
@@ -234,7 +238,7 @@ func TestNoTier1KeysMeansHeaderOnly(t *testing.T) {
 
 func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	big := strings.Repeat("x", httpapi.MaxBodyBytes+1)
+	big := strings.Repeat("x", jsonhttp.MaxBodyBytes+1)
 	admin := bearer(adminToken)
 	tests := []struct {
 		name, method, path string
@@ -264,6 +268,14 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 		{"threshold missing", "PUT", "/api/queue/admin/threshold/EV", admin, `{}`, false, 400, "invalid_body"},
 		{"threshold not json", "PUT", "/api/queue/admin/threshold/EV", admin, `threshold=5`, false, 400, "invalid_body"},
 		{"threshold unknown field", "PUT", "/api/queue/admin/threshold/EV", admin, `{"threshold":5,"evil":1}`, false, 400, "invalid_body"},
+		{"threshold trailing data", "PUT", "/api/queue/admin/threshold/EV", admin, `{"threshold":5} trailing`, false, 400, "invalid_body"},
+		{"threshold two objects", "PUT", "/api/queue/admin/threshold/EV", admin, `{"threshold":5}{"threshold":6}`, false, 400, "invalid_body"},
+		{"threshold upper case key", "PUT", "/api/queue/admin/threshold/EV", admin, `{"THRESHOLD":5}`, false, 400, "invalid_body"},
+		{"threshold duplicate key", "PUT", "/api/queue/admin/threshold/EV", admin, `{"threshold":5,"threshold":6}`, false, 400, "invalid_body"},
+		{"threshold case-variant duplicate", "PUT", "/api/queue/admin/threshold/EV", admin, `{"threshold":5,"Threshold":6}`, false, 400, "invalid_body"},
+		{"threshold array", "PUT", "/api/queue/admin/threshold/EV", admin, `[{"threshold":5}]`, false, 400, "invalid_body"},
+		{"threshold text/plain", "PUT", "/api/queue/admin/threshold/EV", withHeader(admin, "Content-Type", "text/plain"), `{"threshold":5}`, false, 400, "invalid_body"},
+		{"threshold form", "PUT", "/api/queue/admin/threshold/EV", withHeader(admin, "Content-Type", "application/x-www-form-urlencoded"), `{"threshold":5}`, false, 400, "invalid_body"},
 		{"threshold no admin token", "PUT", "/api/queue/admin/threshold/EV", nil, `{"threshold":5}`, false, 401, "unauthorized"},
 		{"threshold wrong admin token", "PUT", "/api/queue/admin/threshold/EV", bearer("nope"), `{"threshold":5}`, false, 401, "unauthorized"},
 		{"threshold admin token as basic", "PUT", "/api/queue/admin/threshold/EV", http.Header{"Authorization": {"Basic " + adminToken}}, `{"threshold":5}`, false, 401, "unauthorized"},
@@ -292,6 +304,9 @@ func TestBadInputIsRejectedAndWritesNothing(t *testing.T) {
 			}
 			if tc.chunked {
 				req.ContentLength = -1 // Transfer-Encoding: chunked, no Content-Length
+			}
+			if tc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
 			}
 			for k, vs := range tc.hdr {
 				req.Header[k] = vs
@@ -383,7 +398,7 @@ func TestAdminEndpoints(t *testing.T) {
 
 func TestHealthzMetricsAndLogs(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{userHeader: "X-User-Id"})
+	b := setup(t, options{userHeader: "X-User-Id", logLevel: slog.LevelDebug})
 	ev := testenv.UniqueID(t)
 	if r := b.do(t, "GET", "/healthz", nil, nil); r.status != 200 || r.str("status") != "ok" {
 		t.Fatalf("healthz = %v", r)
@@ -414,7 +429,7 @@ func TestHealthzMetricsAndLogs(t *testing.T) {
 
 	lines := strings.Split(strings.TrimSpace(b.logs.String()), "\n")
 	if len(lines) != 5 { // healthz, check, bad check, 404, metrics
-		t.Fatalf("want one log line per request, got %d:\n%s", len(lines), b.logs.String())
+		t.Fatalf("at LOG_LEVEL=debug want one log line per request, got %d:\n%s", len(lines), b.logs.String())
 	}
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil {
@@ -422,6 +437,33 @@ func TestHealthzMetricsAndLogs(t *testing.T) {
 	}
 	if rec["event"] != ev || rec["uid"] != "m1" || rec["status"] != float64(200) || rec["ms"] == nil || rec["route"] != "POST /api/queue/check/{eventId}" {
 		t.Fatalf("log line = %v", rec)
+	}
+}
+
+// TestRequestLogLevels: at the default LOG_LEVEL (info) a healthy request
+// writes no log line (one INFO line per check would cost more than the
+// service at 30,000 checks/s); a 4xx stays at debug too; a request slower
+// than LOG_SLOW_MS is logged at info as "slow request".
+func TestRequestLogLevels(t *testing.T) {
+	t.Parallel()
+	quiet := setup(t, options{userHeader: "X-User-Id"})
+	ev := testenv.UniqueID(t)
+	quiet.do(t, "POST", "/api/queue/check/"+ev, userHdr("q1"), nil)
+	quiet.do(t, "POST", "/api/queue/check/bad.id", userHdr("q1"), nil)
+	quiet.do(t, "GET", "/healthz", nil, nil)
+	if logs := quiet.logs.String(); logs != "" {
+		t.Fatalf("healthy and 4xx requests logged at the default level:\n%s", logs)
+	}
+
+	// Every request counts as slow when the threshold is a nanosecond.
+	slow := setup(t, options{userHeader: "X-User-Id", log: applog.Config{Slow: envconf.Millis(time.Nanosecond)}})
+	slow.do(t, "POST", "/api/queue/check/"+ev, userHdr("s1"), nil)
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(slow.logs.String())), &rec); err != nil {
+		t.Fatalf("want one JSON line, got %q", slow.logs.String())
+	}
+	if rec["level"] != "INFO" || rec["msg"] != "slow request" || rec["uid"] != "s1" || rec["status"] != float64(200) {
+		t.Fatalf("slow request line = %v", rec)
 	}
 }
 
@@ -452,7 +494,7 @@ func TestRedisDownIs503WithRetryAfter(t *testing.T) {
 	} {
 		r := b.do(t, c.method, c.path, c.hdr, strings.NewReader(c.body))
 		wantError(t, r, 503, "unavailable")
-		if r.header.Get("Retry-After") != fmt.Sprint(httpapi.RetryAfterSeconds) {
+		if r.header.Get("Retry-After") != fmt.Sprint(int(jsonhttp.RetryAfter/time.Second)) {
 			t.Fatalf("%s %s: Retry-After = %q", c.method, c.path, r.header.Get("Retry-After"))
 		}
 		_, port, _ := net.SplitHostPort(dead)
@@ -466,4 +508,11 @@ func TestRedisDownIs503WithRetryAfter(t *testing.T) {
 	if !strings.Contains(b.logs.String(), "refused") {
 		t.Fatalf("log lacks the cause:\n%s", b.logs.String())
 	}
+}
+
+// withHeader returns a copy of h with k set to v.
+func withHeader(h http.Header, k, v string) http.Header {
+	out := h.Clone()
+	out.Set(k, v)
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/services/queue"
 )
 
@@ -102,7 +103,7 @@ func (a *API) leave(w http.ResponseWriter, r *http.Request) error {
 	// The entry cookie is useless once the slot is gone; clear it.
 	http.SetCookie(w, &http.Cookie{Name: EntryCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: a.cfg.CookieSecure})
-	writeJSON(w, http.StatusOK, struct {
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
 		Message string `json:"message"`
 		EventID string `json:"eventId"`
 		Removed bool   `json:"removed"`
@@ -137,11 +138,11 @@ func (a *API) writeView(w http.ResponseWriter, v queue.View) {
 			})
 		}
 	}
-	writeJSON(w, http.StatusOK, body)
+	jsonhttp.WriteJSON(w, http.StatusOK, body)
 }
 
 func (a *API) writeNotInQueue(w http.ResponseWriter, ev string) {
-	writeJSON(w, http.StatusOK, struct {
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
 		Queued   bool   `json:"queued"`
 		Status   string `json:"status"`
 		EventID  string `json:"eventId"`
@@ -157,9 +158,7 @@ func (a *API) setThreshold(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Threshold json.RawMessage `json:"threshold"`
 	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || len(body.Threshold) == 0 {
+	if err := jsonhttp.Decode(r, &body); err != nil || len(body.Threshold) == 0 {
 		return errInvalidBody
 	}
 	// A JSON number only: "5", true or null are malformed bodies; 1.5 or
@@ -174,7 +173,7 @@ func (a *API) setThreshold(w http.ResponseWriter, r *http.Request) error {
 	if err := a.q.SetThreshold(r.Context(), ev, n); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
 		EventID   string `json:"eventId"`
 		Threshold int64  `json:"threshold"`
 	}{ev, n})
@@ -204,7 +203,7 @@ func (a *API) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.cfg.Metrics.observeStats(s)
-	writeJSON(w, http.StatusOK, statsBody{
+	jsonhttp.WriteJSON(w, http.StatusOK, statsBody{
 		EventID:                   ev,
 		QueueSize:                 s.QueueSize,
 		CurrentUsers:              s.CurrentUsers,
@@ -244,7 +243,7 @@ func (a *API) ranking(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range entries {
 		out = append(out, rankEntryBody{EventID: e.EventID, Admissions: e.Admissions})
 	}
-	writeJSON(w, http.StatusOK, struct {
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
 		Period  string          `json:"period"`
 		Ranking []rankEntryBody `json:"ranking"`
 	}{period, out})
@@ -258,7 +257,7 @@ func (a *API) healthz(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
 		Status string `json:"status"`
 	}{"ok"})
 	return nil

@@ -34,7 +34,7 @@ func (a *API) identify(r *http.Request, eventID string) (queue.Identity, error) 
 	if a.cfg.UserHeader != "" {
 		if uid := r.Header.Get(a.cfg.UserHeader); uid != "" {
 			if !queue.ValidUser(uid) {
-				return queue.Identity{}, errInvalidUser
+				return queue.Identity{}, queue.ErrInvalidUser
 			}
 			return queue.Identity{UserID: uid}, nil
 		}

@@ -173,8 +173,9 @@ func setUser(w http.ResponseWriter, uid string) {
 	}
 }
 
-// instrument wraps h so that each request is counted under route and logged
-// as one JSON line with stable keys.
+// instrument wraps h so that each request is counted under route and, when
+// LOG_LEVEL lets its level through (see applog), logged as one JSON line with
+// stable keys.
 func (a *API) instrument(route string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -188,12 +189,13 @@ func (a *API) instrument(route string, h http.Handler) http.Handler {
 			m.requests.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
 			m.duration.WithLabelValues(route).Observe(elapsed.Seconds())
 		}
+		if lvl, _ := a.cfg.Log.RequestLevel(rec.status, elapsed); !a.cfg.Logger.Enabled(r.Context(), lvl) {
+			return
+		}
 		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.String("route", route),
-			slog.Int("status", rec.status),
-			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
 		}
 		if ev := r.PathValue("eventId"); ev != "" && queue.ValidID(ev) {
 			attrs = append(attrs, slog.String("event", ev))
@@ -201,13 +203,9 @@ func (a *API) instrument(route string, h http.Handler) http.Handler {
 		if rec.user != "" {
 			attrs = append(attrs, slog.String("uid", rec.user))
 		}
-		level := slog.LevelInfo
 		if rec.err != nil {
-			attrs = append(attrs, slog.String("err", rec.err.Error()))
-			if rec.status >= 500 {
-				level = slog.LevelWarn
-			}
+			attrs = append(attrs, slog.String("code", failure(rec.err).Code))
 		}
-		a.cfg.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+		a.cfg.Log.Request(r.Context(), a.cfg.Logger, rec.status, elapsed, rec.err, attrs...)
 	})
 }

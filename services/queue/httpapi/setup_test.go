@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
@@ -44,7 +45,9 @@ type options struct {
 	redisDB      int
 	notifier     queue.Notifier
 	clock        *clock.Manual
-	prefix       string // default: a unique one
+	prefix       string        // default: a unique one
+	logLevel     slog.Level    // of the request log (default info)
+	log          applog.Config // request-log rules (default: slow at 500 ms)
 }
 
 type testBundle struct {
@@ -111,7 +114,8 @@ func setup(t *testing.T, o options) *testBundle {
 		AdminToken:   o.adminToken,
 		CookieSecure: o.cookieSecure,
 		Clock:        o.clock,
-		Logger:       slog.New(slog.NewJSONHandler(b.logs, nil)),
+		Logger:       slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: o.logLevel})),
+		Log:          o.log,
 		Metrics:      b.metrics,
 	})
 	b.srv = httptest.NewServer(b.api.Handler())
@@ -157,6 +161,9 @@ func doAt(t testing.TB, base, method, path string, hdr http.Header, body io.Read
 	req, err := http.NewRequest(method, base+path, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, vs := range hdr {
 		for _, v := range vs {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/applog"
+	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/notify"
 	"github.com/vwr-go/vwr/services/queue/app"
 )
@@ -20,15 +22,15 @@ import (
 const notifyFlushTimeout = 5 * time.Second
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	environ := envconf.Environ()
+	cfg, err := app.FromEnv(environ)
+	log := applog.New(os.Stderr, cfg.Log)
 	slog.SetDefault(log)
-
-	cfg, err := app.FromEnv()
 	if err != nil {
 		fail(log, err)
 	}
 	// SQS "admitted" notifications (internal/notify): a no-op unless SQS_ENABLED=true.
-	ncfg, err := notify.FromEnv()
+	ncfg, err := notify.FromEnv(environ)
 	if err != nil {
 		fail(log, err)
 	}
