@@ -12,14 +12,15 @@ import (
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
-// Tier 1 in `vwr local`: the same handlers the Lambdas run, served at
-// /vwr-api/vwr/… with the /vwr-api prefix stripped (as CloudFront does in
-// front of API Gateway), through tier1api's API Gateway v2 adapter. The store
-// is the Redis the queue uses (embedded or REDIS_URL) unless
-// VWR_TIER1_STORE=dynamodb; a ticker stands in for the EventBridge schedule.
+// Tier 1 in `vwr local`: the same net/http handlers the Lambdas run behind
+// API Gateway, served at /vwr-api/vwr/… with the /vwr-api prefix stripped (as
+// CloudFront does in front of API Gateway). The store is the Redis the queue
+// uses (embedded or REDIS_URL) unless VWR_TIER1_STORE says otherwise; a
+// ticker stands in for the EventBridge schedule.
 
 // Tier1Prefix is where `vwr local` mounts Tier 1.
 const Tier1Prefix = "/vwr-api"
@@ -48,27 +49,39 @@ func init() {
 }
 
 func mountTier1(ctx context.Context, s *localStack) error {
-	tick, err := tier1Tick(s)
+	cfg, err := tier1app.FromEnv(s.Env)
 	if err != nil {
+		return err
+	}
+	if s.Getenv("VWR_TIER1_STORE") == "" {
+		cfg.Store = tier1app.StoreRedis // the queue's Redis, below
+	}
+	tick, err := tier1Tick(cfg)
+	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(tier1app.NoPassMinting); err != nil {
 		return err
 	}
 	log := s.Log.With("component", "tier1")
-	store, storeNote, err := localTier1Store(ctx, s)
+	store, storeNote, err := localTier1Store(ctx, s, cfg)
 	if err != nil {
 		return err
 	}
-	svc := tier1.New(store, s.Tier1Keys, s.Clock, tier1.Config{TickEvery: tick, Logger: log})
+	svcCfg := cfg.Service()
+	svcCfg.TickEvery, svcCfg.Logger = tick, log
+	svc := tier1.New(store, s.Tier1Keys, s.Clock, svcCfg)
 	deps := tier1api.Deps{
-		Service: svc, Clock: s.Clock, Logger: log,
+		Service: svc, Clock: s.Clock, Logger: log, Log: cfg.Log,
 		// vwr local speaks plain http; a Secure cookie would never be sent back.
 		InsecureCookie: true,
 	}
-	adminToken := s.Getenv("VWR_ADMIN_TOKEN")
+	adminToken := cfg.AdminToken
 	if adminToken == "" {
 		adminToken = defaultAdminToken(s.Addr)
 	}
-	hs := tier1api.NewHandlers(deps, tier1api.AdminOptions{Token: adminToken})
-	s.Handle(Tier1Prefix+"/", http.StripPrefix(Tier1Prefix, tier1api.NewHTTPHandler(hs.Routes())))
+	api := tier1api.New(deps, tier1api.AdminOptions{Token: adminToken})
+	s.Handle(Tier1Prefix+"/", http.StripPrefix(Tier1Prefix, api.Handler()))
 	adv := tier1api.NewAdvancer(deps, tier1api.AdvancerOptions{})
 	s.Go(adv.RunLocal)
 	tier1Services.Store(s, svc)
@@ -82,21 +95,17 @@ func mountTier1(ctx context.Context, s *localStack) error {
 }
 
 // tier1Tick picks the advancer tick: -tier1-tick, else ADVANCER_TICK_SECONDS,
-// else 2s under -demo, else the production 10s.
-func tier1Tick(s *localStack) (time.Duration, error) {
+// else 2s under -demo, else the production default.
+func tier1Tick(cfg tier1app.Config) (time.Duration, error) {
 	tick := tier1Flags.tick
-	if tick == 0 {
-		if v := s.Getenv("ADVANCER_TICK_SECONDS"); v != "" {
-			var n int
-			if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
-				return 0, fmt.Errorf("ADVANCER_TICK_SECONDS must be a positive integer, not %q", v)
-			}
-			tick = time.Duration(n) * time.Second
-		} else if webFlags.demo {
-			tick = demoTier1Tick
-		} else {
-			tick = tier1.DefaultTickEvery
-		}
+	switch {
+	case tick != 0:
+	case cfg.AdvancerTick != 0:
+		tick = cfg.AdvancerTick.D()
+	case webFlags.demo:
+		tick = demoTier1Tick
+	default:
+		tick = cfg.Service().TickEvery
 	}
 	if tick < 100*time.Millisecond {
 		return 0, fmt.Errorf("-tier1-tick must be at least 100ms, not %s", tick)
@@ -104,31 +113,26 @@ func tier1Tick(s *localStack) (time.Duration, error) {
 	return tick, nil
 }
 
-// localTier1Store returns the Redis store on the stack's Redis, or DynamoDB
-// (tables created if missing) when VWR_TIER1_STORE=dynamodb.
-func localTier1Store(ctx context.Context, s *localStack) (tier1.Store, string, error) {
-	switch kind := s.Getenv("VWR_TIER1_STORE"); kind {
-	case "", tier1api.StoreRedis:
+// localTier1Store returns the Redis store on the stack's Redis (embedded or
+// REDIS_URL) unless VWR_TIER1_STORE chose otherwise; DynamoDB tables are
+// created if missing.
+func localTier1Store(ctx context.Context, s *localStack, cfg tier1app.Config) (tier1.Store, string, error) {
+	if cfg.Store == tier1app.StoreRedis && cfg.RedisURL == "" {
 		return redisstore.New(s.Redis), "the queue's Redis", nil
-	case tier1api.StoreDynamoDB:
-		cfg := dynamostore.Config{
-			EventsTable:    s.Getenv("VWR_TIER1_EVENTS_TABLE"),
-			PositionsTable: s.Getenv("VWR_TIER1_POSITIONS_TABLE"),
-			Endpoint:       s.Getenv("AWS_ENDPOINT_URL"),
-			Region:         s.Getenv("AWS_REGION"),
-		}.WithDefaults()
-		ds, err := dynamostore.New(ctx, cfg)
-		if err != nil {
-			return nil, "", fmt.Errorf("VWR_TIER1_STORE=dynamodb: %w", err)
-		}
+	}
+	store, closeStore, err := tier1app.OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	s.OnStop(func() { _ = closeStore() })
+	if ds, ok := store.(*dynamostore.Store); ok {
 		if err := ds.CreateTables(ctx); err != nil {
 			return nil, "", fmt.Errorf("VWR_TIER1_STORE=dynamodb: %w", err)
 		}
-		return ds, fmt.Sprintf("DynamoDB tables %s and %s (endpoint %s)", cfg.EventsTable, cfg.PositionsTable,
-			orDefault(cfg.Endpoint, "AWS default")), nil
-	default:
-		return nil, "", fmt.Errorf("VWR_TIER1_STORE must be %q or %q, not %q", tier1api.StoreRedis, tier1api.StoreDynamoDB, kind)
+		d := cfg.Dynamo()
+		return ds, fmt.Sprintf("DynamoDB tables %s and %s", d.EventsTable, d.PositionsTable), nil
 	}
+	return store, "the Redis at VWR_TIER1_REDIS_URL", nil
 }
 
 // tier1Of returns the Tier 1 service mounted on s, or nil.

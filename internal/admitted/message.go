@@ -1,8 +1,6 @@
-// Package admitted owns the "admitted" notification: the message schema the
-// Tier 2 queue publishes to SQS FIFO (internal/notify) and the consumer that
-// turns each delivered message into exactly one count in the per-event,
-// per-minute admission statistics. The consumer knows nothing of DynamoDB; it
-// records through the Store port (see admitted/dynamostore).
+// Package admitted owns the "admitted" notification's schema: the message the
+// Tier 2 queue publishes to SQS FIFO (internal/notify) and the consumer
+// (internal/admitted/consumer) parses, with its deduplication id.
 package admitted
 
 import (

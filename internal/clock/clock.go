@@ -3,6 +3,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -46,4 +47,26 @@ func (m *Manual) Set(t time.Time) {
 	m.mu.Lock()
 	m.now = t
 	m.mu.Unlock()
+}
+
+// Sleep waits for d or until ctx is done, whichever comes first, and returns
+// ctx's error in the latter case.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// FromUnixMilli is the UTC time of a unix-millisecond value as stores keep
+// it; 0 (never set) is the zero Time.
+func FromUnixMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
 }

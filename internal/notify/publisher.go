@@ -116,7 +116,7 @@ func New(cfg Config, api API, opts Options) (*Publisher, error) {
 		p.clock = clock.System{}
 	}
 	if p.sleep == nil {
-		p.sleep = sleepCtx
+		p.sleep = clock.Sleep
 	}
 	if opts.Registerer != nil {
 		if err := p.Register(opts.Registerer); err != nil {
@@ -370,17 +370,6 @@ func (p *Publisher) Register(reg prometheus.Registerer) error {
 		}
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func errString(err error) string {

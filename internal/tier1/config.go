@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"time"
+
+	"github.com/vwr-go/vwr/internal/clock"
 )
 
 // Config tunes the Service. The zero value plus WithDefaults is the seed's
@@ -60,7 +60,7 @@ func (c Config) WithDefaults() Config {
 		c.TickEvery = DefaultTickEvery
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleepCtx
+		c.Sleep = clock.Sleep
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -90,54 +90,4 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("ADVANCER_TICK_SECONDS must be at least 1"))
 	}
 	return errors.Join(errs...)
-}
-
-// ConfigFromEnv reads the Service's settings from the environment and
-// validates them. Durations use Go syntax ("24h", "600s").
-func ConfigFromEnv() (Config, error) {
-	var c Config
-	var errs []error
-	dur := func(name string, dst *time.Duration) {
-		if v := os.Getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %v", name, err))
-			}
-			*dst = d
-		}
-	}
-	integer := func(name string, set func(int64)) {
-		if v := os.Getenv(name); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 1 {
-				errs = append(errs, fmt.Errorf("%s must be a positive integer", name))
-			}
-			set(n)
-		}
-	}
-	dur("VWR_TIER1_POSITION_TTL", &c.PositionTTL)
-	dur("VWR_TIER1_TOKEN_TTL", &c.TokenTTL)
-	dur("VWR_TIER1_STATUS_CACHE_TTL", &c.StatusCacheTTL)
-	integer("VWR_TIER1_DEFAULT_SHARDS", func(n int64) { c.DefaultShards = int(n) })
-	integer("VWR_TIER1_DEFAULT_BATCH_SIZE", func(n int64) { c.DefaultBatchSize = n })
-	integer("ADVANCER_TICK_SECONDS", func(n int64) { c.TickEvery = time.Duration(n) * time.Second })
-	if len(errs) > 0 {
-		return Config{}, errors.Join(errs...)
-	}
-	c = c.WithDefaults()
-	if err := c.Validate(); err != nil {
-		return Config{}, err
-	}
-	return c, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -149,35 +149,6 @@ func TestWaitEstimateUsesAdmitRate(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	for _, name := range []string{"VWR_TIER1_POSITION_TTL", "VWR_TIER1_TOKEN_TTL", "VWR_TIER1_STATUS_CACHE_TTL", "VWR_TIER1_DEFAULT_SHARDS", "VWR_TIER1_DEFAULT_BATCH_SIZE", "ADVANCER_TICK_SECONDS"} {
-		t.Setenv(name, "")
-	}
-	c, err := tier1.ConfigFromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.PositionTTL != 24*time.Hour || c.TokenTTL != 600*time.Second || c.StatusCacheTTL != time.Second ||
-		c.DefaultShards != 1 || c.DefaultBatchSize != 500 || c.TickEvery != 10*time.Second {
-		t.Fatalf("defaults = %+v", c)
-	}
-	bad := []struct{ name, value string }{
-		{"VWR_TIER1_STATUS_CACHE_TTL", "2s"},
-		{"VWR_TIER1_DEFAULT_SHARDS", "65"},
-		{"VWR_TIER1_DEFAULT_BATCH_SIZE", "many"},
-		{"VWR_TIER1_TOKEN_TTL", "-1s"},
-		{"ADVANCER_TICK_SECONDS", "0"},
-	}
-	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(tc.name, tc.value)
-			if _, err := tier1.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), tc.name) {
-				t.Fatalf("%s=%s: %v, want an error naming it", tc.name, tc.value, err)
-			}
-		})
-	}
-}
-
 // A store outage surfaces as ErrUnavailable (503 + Retry-After), never as a
 // pass-through: failing open is only for events that are not active.
 func TestStoreOutageIsUnavailable(t *testing.T) {

@@ -1,29 +1,33 @@
 // Command admin is the Tier 1 operator Lambda behind /vwr/admin/…. The routes
-// use AWS_IAM auth, so the handler trusts API Gateway's IAM authorizer
-// context; VWR_ADMIN_TOKEN, when set, also admits a bearer token. With
+// use AWS_IAM auth, so the handler trusts the IAM caller API Gateway vouches
+// for; VWR_ADMIN_TOKEN, when set, also admits a bearer token. With
 // VWR_ADMITTED_STATS_TABLE the status also shows the queue's admissions the
-// SQS consumer counted. Wiring only; the handler is tier1api.Admin.
+// SQS consumer counted. Wiring only.
 package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 )
 
 func main() {
 	ctx := context.Background()
-	deps, cfg, err := tier1api.Boot(ctx, "admin", false)
+	fn, err := tier1app.Boot(ctx, "admin", tier1app.NoPassMinting)
 	if err != nil {
 		os.Exit(1)
 	}
-	if deps.QueueAdmissions, err = tier1api.OpenQueueAdmissions(ctx, cfg); err != nil {
-		slog.Error("tier1 queue admissions", "err", err)
+	defer fn.Close()
+	if fn.Deps.QueueAdmissions, err = tier1app.OpenQueueAdmissions(ctx, fn.Config); err != nil {
+		fn.Log.Error("tier1 queue admissions", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(tier1api.NewAdmin(deps, tier1api.AdminOptions{Token: cfg.AdminToken, TrustIAM: true}).Handle)
+	admin := tier1api.AdminOptions{Token: fn.Config.AdminToken, Trusted: tier1app.IAMCaller}
+	h := tier1api.New(fn.Deps, admin).Handler(tier1api.AdminRoutes...)
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 }

@@ -93,6 +93,7 @@ func TestBootstrapExitsOnMissingConfig(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -105,12 +106,10 @@ func TestConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, v := range []string{"VWR_ADMITTED_PROCESSED_TABLE", "VWR_ADMITTED_STATS_TABLE", "VWR_ADMITTED_PROCESSED_TTL", "VWR_ADMITTED_STATS_TTL"} {
-				t.Setenv(v, tt.env[v])
-			}
-			c, err := FromEnv()
+			t.Parallel()
+			c, err := FromEnv(tt.env)
 			if tt.wantErr == "" {
-				if err != nil || c.ProcessedTTL != 7*24*time.Hour || c.StatsTTL != 30*24*time.Hour {
+				if err != nil || c.tables().ProcessedTTL != 7*24*time.Hour || c.tables().StatsTTL != 30*24*time.Hour {
 					t.Fatalf("FromEnv = %+v, %v", c, err)
 				}
 				return

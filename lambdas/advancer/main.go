@@ -11,12 +11,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 )
 
 func main() {
-	deps, cfg, err := tier1api.Boot(context.Background(), "advancer", false)
+	fn, err := tier1app.Boot(context.Background(), "advancer", tier1app.NoPassMinting)
 	if err != nil {
 		os.Exit(1)
 	}
-	lambda.Start(tier1api.NewAdvancer(deps, tier1api.AdvancerOptions{Ticks: cfg.AdvancerTicks}).Handle)
+	defer fn.Close()
+	lambda.Start(tier1api.NewAdvancer(fn.Deps, tier1api.AdvancerOptions{Ticks: int(fn.Config.AdvancerTicks)}).Handle)
 }

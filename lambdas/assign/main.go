@@ -1,6 +1,7 @@
 // Command assign is the Tier 1 Lambda behind POST /vwr/assign/{eventId}: it
-// hands a visitor a position in the event's line. Wiring only; the handler is
-// tier1api.Assign.
+// hands a visitor a position in the event's line. Wiring only: configuration and
+// store (tier1app), the net/http handler (tier1api) behind the API Gateway
+// adapter, lambda.Start.
 package main
 
 import (
@@ -8,14 +9,18 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 )
 
 func main() {
-	deps, _, err := tier1api.Boot(context.Background(), "assign", true)
+	fn, err := tier1app.Boot(context.Background(), "assign", tier1app.MintsPasses)
 	if err != nil {
 		os.Exit(1)
 	}
-	lambda.Start(tier1api.NewAssign(deps).Handle)
+	defer fn.Close()
+	h := tier1api.New(fn.Deps, tier1api.AdminOptions{}).Handler(tier1api.RouteAssign)
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 }

@@ -1,7 +1,8 @@
 // Command check is the Tier 1 Lambda behind
 // GET /vwr/check/{eventId}/{requestId}: it admits a visitor whose position is
-// served and sets the urr-vwr-token cookie. Wiring only; the handler is
-// tier1api.Check.
+// served and sets the urr-vwr-token cookie. Wiring only: configuration and
+// store (tier1app), the net/http handler (tier1api) behind the API Gateway
+// adapter, lambda.Start.
 package main
 
 import (
@@ -9,14 +10,18 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 )
 
 func main() {
-	deps, _, err := tier1api.Boot(context.Background(), "check", true)
+	fn, err := tier1app.Boot(context.Background(), "check", tier1app.MintsPasses)
 	if err != nil {
 		os.Exit(1)
 	}
-	lambda.Start(tier1api.NewCheck(deps).Handle)
+	defer fn.Close()
+	h := tier1api.New(fn.Deps, tier1api.AdminOptions{}).Handler(tier1api.RouteCheck)
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 }

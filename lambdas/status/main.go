@@ -1,6 +1,7 @@
 // Command status is the Tier 1 Lambda behind GET /vwr/status/{eventId}: the
-// CDN-cacheable document waiting pages poll. Wiring only; the handler is
-// tier1api.Status.
+// CDN-cacheable document waiting pages poll. Wiring only: configuration and
+// store (tier1app), the net/http handler (tier1api) behind the API Gateway
+// adapter, lambda.Start.
 package main
 
 import (
@@ -8,14 +9,18 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 )
 
 func main() {
-	deps, _, err := tier1api.Boot(context.Background(), "status", false)
+	fn, err := tier1app.Boot(context.Background(), "status", tier1app.NoPassMinting)
 	if err != nil {
 		os.Exit(1)
 	}
-	lambda.Start(tier1api.NewStatus(deps).Handle)
+	defer fn.Close()
+	h := tier1api.New(fn.Deps, tier1api.AdminOptions{}).Handler(tier1api.RouteStatus)
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/vwr-go/vwr/internal/admitted"
+	"github.com/vwr-go/vwr/internal/admitted/consumer"
 	"github.com/vwr-go/vwr/internal/clock"
 )
 
@@ -50,6 +51,17 @@ type Tables struct {
 	StatsTTL     time.Duration // 0 → DefaultStatsTTL
 }
 
+// WithDefaults fills zero TTLs.
+func (t Tables) WithDefaults() Tables {
+	if t.ProcessedTTL <= 0 {
+		t.ProcessedTTL = DefaultProcessedTTL
+	}
+	if t.StatsTTL <= 0 {
+		t.StatsTTL = DefaultStatsTTL
+	}
+	return t
+}
+
 // Store records admissions in DynamoDB and reads the counts back.
 type Store struct {
 	db     API
@@ -57,19 +69,14 @@ type Store struct {
 	clock  clock.Clock
 }
 
-var _ admitted.Store = (*Store)(nil)
+var _ consumer.Store = (*Store)(nil)
 
 // New returns a Store. A nil clock means the wall clock.
 func New(db API, tables Tables, clk clock.Clock) (*Store, error) {
 	if tables.Processed == "" || tables.Stats == "" {
 		return nil, errors.New("dynamostore: both table names are required")
 	}
-	if tables.ProcessedTTL <= 0 {
-		tables.ProcessedTTL = DefaultProcessedTTL
-	}
-	if tables.StatsTTL <= 0 {
-		tables.StatsTTL = DefaultStatsTTL
-	}
+	tables = tables.WithDefaults()
 	if clk == nil {
 		clk = clock.System{}
 	}

@@ -4,47 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"net/http"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
+	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
-
-// Admin route paths, all served by one Admin handler (one Lambda).
-const (
-	AdminActivatePath   = "/vwr/admin/activate/{eventId}"
-	AdminDeactivatePath = "/vwr/admin/deactivate/{eventId}"
-	AdminPausePath      = "/vwr/admin/pause/{eventId}"
-	AdminResumePath     = "/vwr/admin/resume/{eventId}"
-	AdminStatusPath     = "/vwr/admin/status/{eventId}"
-	AdminAdvancePath    = "/vwr/admin/advance/{eventId}"
-)
-
-// AdminOptions decide who may call the admin routes.
-type AdminOptions struct {
-	// Token is the bearer token (VWR_ADMIN_TOKEN). Empty disables bearer auth.
-	Token string
-	// TrustIAM accepts requests whose requestContext carries an IAM
-	// authorizer. Only API Gateway fills that in, after verifying the SigV4
-	// signature of a route with AWS_IAM auth, so the Lambda sets it and vwr
-	// local (whose adapter never fills it in) does not.
-	TrustIAM bool
-}
-
-// Admin serves the operator routes: activate, deactivate, pause, resume,
-// status (with per-shard counters) and advance.
-type Admin struct {
-	d    Deps
-	opts AdminOptions
-	hash [sha256.Size]byte
-}
-
-// NewAdmin returns the admin handler.
-func NewAdmin(d Deps, opts AdminOptions) *Admin {
-	return &Admin{d: d.withDefaults(), opts: opts, hash: sha256.Sum256([]byte(opts.Token))}
-}
 
 type activateRequest struct {
 	Shards    int   `json:"shards"`
@@ -79,110 +45,110 @@ type adminStatusResponse struct {
 // admin status by at most this much.
 const queueAdmissionsTimeout = 2 * time.Second
 
-// Handle authenticates, then dispatches on the route key.
-func (h *Admin) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	start := time.Now()
-	if err := h.authorize(req); err != nil {
-		return h.d.finish(ctx, req, "", start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	eventID, err := pathParam(req, "eventId", tier1.ErrInvalidEvent)
-	if err != nil {
-		return h.d.finish(ctx, req, "", start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	st, err := h.dispatch(ctx, req, eventID)
-	if err != nil {
-		return h.d.finish(ctx, req, eventID, start, events.APIGatewayV2HTTPResponse{}, err)
-	}
-	if req.RouteKey == "POST "+AdminAdvancePath {
-		h.d.Metrics.Gauge(eventID, MetricServingCounter, st.ServingCounter)
-	}
-	body := adminStatusResponse{
+func writeAdminStatus(w http.ResponseWriter, st tier1.AdminStatus, queueAdmitted *int64) {
+	jsonhttp.WriteJSON(w, http.StatusOK, adminStatusResponse{
 		EventID: st.EventID, Active: st.Active, Paused: st.Paused, Shards: st.Shards,
 		BatchSize: st.BatchSize, ServingCounter: st.ServingCounter, MaxAssigned: st.MaxAssigned,
 		Assigned: st.Assigned, Admitted: st.Admitted, Waiting: st.Waiting,
 		AdmitRatePerMinute: st.AdmitRatePerMinute, ShardCounters: st.ShardCounters,
-		UpdatedAt: st.UpdatedAt.UTC(),
+		UpdatedAt: st.UpdatedAt.UTC(), QueueAdmittedLastMinute: queueAdmitted,
+	})
+}
+
+// activate turns the line on; an empty body takes the configured defaults.
+func (a *API) activate(w http.ResponseWriter, r *http.Request, eventID string) error {
+	var body activateRequest
+	if err := jsonhttp.DecodeOptional(r, &body); err != nil {
+		return err
 	}
-	if req.RouteKey == "GET "+AdminStatusPath {
-		body.QueueAdmittedLastMinute = h.queueAdmitted(ctx, eventID)
+	st, err := a.d.Service.Activate(r.Context(), eventID, body.Shards, body.BatchSize)
+	if err != nil {
+		return err
 	}
-	return h.d.finish(ctx, req, eventID, start, jsonResponse(200, body), nil)
+	writeAdminStatus(w, st, nil)
+	return nil
+}
+
+// advance raises the serving counter by `by` positions at once.
+func (a *API) advance(w http.ResponseWriter, r *http.Request, eventID string) error {
+	var body advanceRequest
+	if err := jsonhttp.DecodeOptional(r, &body); err != nil {
+		return err
+	}
+	st, err := a.d.Service.AdvanceBy(r.Context(), eventID, body.By)
+	if err != nil {
+		return err
+	}
+	a.d.Metrics.Gauge(eventID, MetricServingCounter, st.ServingCounter)
+	writeAdminStatus(w, st, nil)
+	return nil
+}
+
+// settings serves deactivate, pause and resume: body-less state changes.
+func (a *API) settings(change func(context.Context, string) (tier1.AdminStatus, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, eventID string) error {
+		if err := jsonhttp.RequireEmpty(r); err != nil {
+			return err
+		}
+		st, err := change(r.Context(), eventID)
+		if err != nil {
+			return err
+		}
+		writeAdminStatus(w, st, nil)
+		return nil
+	}
+}
+
+// adminStatus reads the event afresh, with per-shard counters and, when the
+// function may read the consumer's stats, the queue's admissions.
+func (a *API) adminStatus(w http.ResponseWriter, r *http.Request, eventID string) error {
+	if err := jsonhttp.RequireEmpty(r); err != nil {
+		return err
+	}
+	st, err := a.d.Service.AdminStatus(r.Context(), eventID)
+	if err != nil {
+		return err
+	}
+	writeAdminStatus(w, st, a.queueAdmitted(r.Context(), eventID))
+	return nil
 }
 
 // queueAdmitted reads the consumer's count for the last complete minute. The
 // stats are auxiliary: a failed read is logged and the field left out, never
 // turned into an error.
-func (h *Admin) queueAdmitted(ctx context.Context, eventID string) *int64 {
-	if h.d.QueueAdmissions == nil {
+func (a *API) queueAdmitted(ctx context.Context, eventID string) *int64 {
+	if a.d.QueueAdmissions == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, queueAdmissionsTimeout)
 	defer cancel()
-	n, err := h.d.QueueAdmissions.AdmittedLastMinute(ctx, eventID)
+	n, err := a.d.QueueAdmissions.AdmittedLastMinute(ctx, eventID)
 	if err != nil {
-		h.d.Logger.WarnContext(ctx, "tier1 queue admissions", "event", eventID, "err", err)
+		a.d.Logger.WarnContext(ctx, "tier1 queue admissions", "event", eventID, "err", err)
 		return nil
 	}
 	return &n
 }
 
-func (h *Admin) dispatch(ctx context.Context, req events.APIGatewayV2HTTPRequest, eventID string) (tier1.AdminStatus, error) {
-	svc := h.d.Service
-	switch req.RouteKey {
-	case "POST " + AdminActivatePath:
-		var body activateRequest
-		if err := decodeJSON(req, &body); err != nil {
-			return tier1.AdminStatus{}, err
-		}
-		return svc.Activate(ctx, eventID, body.Shards, body.BatchSize)
-	case "POST " + AdminAdvancePath:
-		var body advanceRequest
-		if err := decodeJSON(req, &body); err != nil {
-			return tier1.AdminStatus{}, err
-		}
-		return svc.AdvanceBy(ctx, eventID, body.By)
-	}
-	// The remaining routes take no body; refuse one rather than ignore it.
-	if b, err := requestBody(req); err != nil {
-		return tier1.AdminStatus{}, err
-	} else if body := strings.TrimSpace(string(b)); body != "" && body != "{}" {
-		return tier1.AdminStatus{}, errBadBody
-	}
-	switch req.RouteKey {
-	case "POST " + AdminDeactivatePath:
-		return svc.Deactivate(ctx, eventID)
-	case "POST " + AdminPausePath:
-		return svc.Pause(ctx, eventID)
-	case "POST " + AdminResumePath:
-		return svc.Resume(ctx, eventID)
-	case "GET " + AdminStatusPath:
-		return svc.AdminStatus(ctx, eventID)
-	}
-	return tier1.AdminStatus{}, errUnknownRoute
-}
-
-// authorize accepts an IAM-authorized API Gateway request (when trusted) or
-// the bearer token, compared in constant time over fixed-length hashes so
+// authorize accepts a caller the wiring vouches for (IAM on AWS) or the
+// bearer token, compared in constant time over fixed-length hashes so that
 // neither content nor length leaks through timing.
-func (h *Admin) authorize(req events.APIGatewayV2HTTPRequest) error {
-	if h.opts.TrustIAM {
-		if a := req.RequestContext.Authorizer; a != nil && a.IAM != nil && a.IAM.UserARN != "" {
-			return nil
-		}
+func (a *API) authorize(r *http.Request) error {
+	if a.admin.Trusted != nil && a.admin.Trusted(r) {
+		return nil
 	}
-	if h.opts.Token == "" {
-		if h.opts.TrustIAM {
+	if a.admin.Token == "" {
+		if a.admin.Trusted != nil {
 			return errUnauthorized
 		}
 		return errAdminDisabled
 	}
-	auth := header(req, "Authorization")
-	scheme, tok, ok := strings.Cut(auth, " ")
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return errUnauthorized
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	if subtle.ConstantTimeCompare(sum[:], h.hash[:]) != 1 {
+	if subtle.ConstantTimeCompare(sum[:], a.adminHash[:]) != 1 {
 		return errUnauthorized
 	}
 	return nil

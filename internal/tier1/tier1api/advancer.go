@@ -11,18 +11,14 @@ import (
 	"github.com/vwr-go/vwr/internal/tier1"
 )
 
-// DefaultAdvancerTicks is the seed's (§5.3) ticks per scheduled invocation:
-// with the default 10 s tick, one invocation per minute covers the minute.
-const DefaultAdvancerTicks = 6
-
 // Advancer runs the serving-counter ticks of one scheduled invocation.
 type Advancer struct {
 	d     Deps
 	ticks int
 }
 
-// AdvancerOptions set the ticks per invocation (ADVANCER_TICKS, default 6).
-// The gap between ticks is the Service's TickEvery (ADVANCER_TICK_SECONDS),
+// AdvancerOptions set the ticks per invocation (ADVANCER_TICKS; tier1app
+// applies its default, and fewer than one runs one). The gap between ticks is the Service's TickEvery (ADVANCER_TICK_SECONDS),
 // the same interval tick slots are numbered by, and it waits with the
 // Service's Sleep.
 type AdvancerOptions struct {
@@ -31,9 +27,7 @@ type AdvancerOptions struct {
 
 // NewAdvancer returns the advancer handler.
 func NewAdvancer(d Deps, opts AdvancerOptions) *Advancer {
-	if opts.Ticks <= 0 {
-		opts.Ticks = DefaultAdvancerTicks
-	}
+	opts.Ticks = max(opts.Ticks, 1)
 	return &Advancer{d: d.withDefaults(), ticks: opts.Ticks}
 }
 

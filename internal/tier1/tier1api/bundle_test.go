@@ -3,6 +3,8 @@ package tier1api_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,14 +12,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/emf"
 	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
@@ -36,7 +41,11 @@ type testBundle struct {
 	keys     *token.KeyRing
 	store    tier1.Store
 	svc      *tier1.Service
-	h        tier1api.Handlers
+	api      *tier1api.API
+	assign   http.Handler // each function's handler, as its Lambda serves it
+	check    http.Handler
+	status   http.Handler
+	admin    http.Handler
 	adv      *tier1api.Advancer
 	logs     *lambdatest.LogBuffer
 	metrics  *lambdatest.LogBuffer
@@ -80,11 +89,18 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Service:        b.svc,
 		Clock:          b.clk,
 		Logger:         newJSONLogger(b.logs),
-		Metrics:        tier1api.NewMetrics(b.metrics, b.clk.Now),
+		Metrics:        emf.New(b.metrics, tier1api.Namespace, tier1api.MetricDimension, b.clk.Now),
 		InsecureCookie: o.insecure,
 	}
-	b.adminOpt = tier1api.AdminOptions{Token: o.token, TrustIAM: o.trustIAM}
-	b.h = tier1api.NewHandlers(b.deps, b.adminOpt)
+	b.adminOpt = tier1api.AdminOptions{Token: o.token}
+	if o.trustIAM {
+		b.adminOpt.Trusted = tier1app.IAMCaller
+	}
+	b.api = tier1api.New(b.deps, b.adminOpt)
+	b.assign = b.api.Handler(tier1api.RouteAssign)
+	b.check = b.api.Handler(tier1api.RouteCheck)
+	b.status = b.api.Handler(tier1api.RouteStatus)
+	b.admin = b.api.Handler(tier1api.AdminRoutes...)
 	b.adv = tier1api.NewAdvancer(b.deps, tier1api.AdvancerOptions{Ticks: 3})
 	return b
 }
@@ -108,7 +124,7 @@ func fixture(t *testing.T, name string) events.APIGatewayV2HTTPRequest {
 func withRequestID(req events.APIGatewayV2HTTPRequest, rid string) events.APIGatewayV2HTTPRequest {
 	old := req.PathParameters["requestId"]
 	req.PathParameters = map[string]string{"eventId": req.PathParameters["eventId"], "requestId": rid}
-	req.RawPath = strings.Replace(req.RawPath, old, rid, 1)
+	req.RawPath = strings.Replace(req.RawPath, old, url.PathEscape(rid), 1)
 	req.RequestContext.HTTP.Path = req.RawPath
 	return req
 }
@@ -121,7 +137,7 @@ func withEvent(req events.APIGatewayV2HTTPRequest, ev string) events.APIGatewayV
 	}
 	params["eventId"] = ev
 	req.PathParameters = params
-	req.RawPath = strings.Replace(req.RawPath, old, ev, 1)
+	req.RawPath = strings.Replace(req.RawPath, old, url.PathEscape(ev), 1)
 	req.RequestContext.HTTP.Path = req.RawPath
 	return req
 }
@@ -149,11 +165,14 @@ func withBearer(req events.APIGatewayV2HTTPRequest, tok string) events.APIGatewa
 	return withHeader(withoutIAM(req), "authorization", "Bearer "+tok)
 }
 
-func call(t *testing.T, h tier1api.HTTPAPIHandler, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+// call runs req through h behind the same adapter the Lambdas use
+// (aws-lambda-go-api-proxy's httpadapter.NewV2), so the tests see what API
+// Gateway would answer.
+func call(t *testing.T, h http.Handler, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	t.Helper()
-	resp, err := h.Handle(context.Background(), req)
+	resp, err := httpadapter.NewV2(h).ProxyWithContext(context.Background(), req)
 	if err != nil {
-		t.Fatalf("%s: handler returned an error (API Gateway would answer an opaque 500): %v", req.RouteKey, err)
+		t.Fatalf("%s: the adapter failed (API Gateway would answer an opaque 500): %v", req.RouteKey, err)
 	}
 	return resp
 }

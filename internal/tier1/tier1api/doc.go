@@ -1,15 +1,12 @@
-// Package tier1api is Tier 1's API Gateway HTTP API (payload v2) and
-// EventBridge front: one handler type per Lambda function (assign, check,
-// status, admin, advancer) that turns a typed aws-lambda-go event into a
-// tier1.Service call and the answer back into an event response.
+// Package tier1api is Tier 1's front: the JSON routes (assign, check,
+// status, admin) as plain net/http handlers on Go 1.22 ServeMux patterns, and
+// the advancer run by the EventBridge schedule. It turns requests into
+// tier1.Service calls and maps the domain's errors to HTTP status in one
+// place (errors.go); how errors, bodies and Retry-After are written is
+// internal/jsonhttp's, shared with Tier 2.
 //
-// The handlers live here rather than in lambdas/<fn> because two programs run
-// them: each lambdas/<fn>/main.go (wiring only: config, clients built once at
-// cold start, lambda.Start) and `vwr local`, which serves the very same
-// handlers over net/http through NewHTTPHandler. A package main cannot be
-// imported, so the shared code must sit in an ordinary package.
-//
-// Client errors come back as a response with a nil error (status and JSON
-// {"error","code"} decided in statusFor, the one mapping); a Lambda error is
-// returned only where AWS retrying helps (the scheduled advancer).
+// The package knows nothing of Lambda or of the stores: each lambdas/<fn>
+// wraps the handler for its route with aws-lambda-go-api-proxy's adapter,
+// `vwr local` serves the same handlers on its own port, and
+// internal/tier1/tier1app chooses the store and builds the Service.
 package tier1api

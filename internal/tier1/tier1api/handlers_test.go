@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
@@ -27,9 +28,11 @@ import (
 func TestFixturesAreHTTPAPIv2(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
-	routes := map[string]tier1api.Route{}
-	for _, r := range b.h.Routes() {
-		routes[r.RouteKey()] = r
+	type route struct{ Method, Path string }
+	routes := map[string]route{}
+	for _, p := range b.api.Routes() {
+		method, path, _ := strings.Cut(p, " ")
+		routes[p] = route{method, path}
 	}
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "events", "*.apigw.json"))
 	if err != nil || len(files) == 0 {
@@ -104,7 +107,7 @@ func TestFixturesAreHTTPAPIv2(t *testing.T) {
 func TestJourneyOnFixtures(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{trustIAM: true})
-	admin := b.h.Admin
+	admin := b.admin
 
 	wantError(t, call(t, admin, fixture(t, "admin-status.apigw.json")), 404, "not_found")
 
@@ -115,14 +118,14 @@ func TestJourneyOnFixtures(t *testing.T) {
 		t.Fatalf("after activate: %+v", st)
 	}
 
-	first := call(t, b.h.Assign, fixture(t, "assign.apigw.json"))
+	first := call(t, b.assign, fixture(t, "assign.apigw.json"))
 	wantStatus(t, first, 201)
 	a := decode[assignDoc](t, first)
 	if !a.Active || a.EventID != fixtureEvent || a.Position < 1 || a.Position > 4 || !tier1.ValidID(a.RequestID) || a.NextPoll < 1 {
 		t.Fatalf("assign: %+v", a)
 	}
 	// The fixture carries an Idempotency-Key: the retry returns the same place.
-	again := call(t, b.h.Assign, fixture(t, "assign.apigw.json"))
+	again := call(t, b.assign, fixture(t, "assign.apigw.json"))
 	wantStatus(t, again, 201)
 	if a2 := decode[assignDoc](t, again); a2.RequestID != a.RequestID || a2.Position != a.Position {
 		t.Fatalf("idempotent retry: %+v, first %+v", a2, a)
@@ -132,10 +135,10 @@ func TestJourneyOnFixtures(t *testing.T) {
 	}
 
 	// The fixture's own requestId was never handed out.
-	wantError(t, call(t, b.h.Check, fixture(t, "check.apigw.json")), 404, "not_found")
+	wantError(t, call(t, b.check, fixture(t, "check.apigw.json")), 404, "not_found")
 
 	check := withRequestID(fixture(t, "check.apigw.json"), a.RequestID)
-	resp = call(t, b.h.Check, check)
+	resp = call(t, b.check, check)
 	wantStatus(t, resp, 200)
 	if c := decode[checkDoc](t, resp); c.Admitted || c.Position != a.Position || c.ServingCounter != 0 || c.Token != "" || len(resp.Cookies) != 0 {
 		t.Fatalf("check before advance: %+v cookies %v", c, resp.Cookies)
@@ -147,7 +150,7 @@ func TestJourneyOnFixtures(t *testing.T) {
 		t.Fatalf("advance by 1000 with one visitor: %+v (never above maxAssigned)", st)
 	}
 
-	resp = call(t, b.h.Check, check)
+	resp = call(t, b.check, check)
 	wantStatus(t, resp, 200)
 	c := decode[checkDoc](t, resp)
 	if !c.Admitted || c.Position != a.Position {
@@ -160,7 +163,7 @@ func TestJourneyOnFixtures(t *testing.T) {
 	wantPassCookie(t, resp, c.Token)
 
 	b.clk.Advance(2 * time.Second) // past the 1 s snapshot cache
-	resp = call(t, b.h.Status, fixture(t, "status.apigw.json"))
+	resp = call(t, b.status, fixture(t, "status.apigw.json"))
 	wantStatus(t, resp, 200)
 	if cc := resp.Headers["Cache-Control"]; cc != "public, max-age=1, stale-while-revalidate=2" {
 		t.Errorf("status Cache-Control %q", cc)
@@ -191,7 +194,7 @@ func TestJourneyOnFixtures(t *testing.T) {
 	}
 
 	// Inactive: pass-through with a verifiable token and no position record.
-	resp = call(t, b.h.Assign, withHeader(fixture(t, "assign.apigw.json"), "idempotency-key", ""))
+	resp = call(t, b.assign, withHeader(fixture(t, "assign.apigw.json"), "idempotency-key", ""))
 	wantStatus(t, resp, 200)
 	pt := decode[assignDoc](t, resp)
 	if pt.Active || !pt.Admitted || pt.Token == "" || pt.RequestID != "" {
@@ -230,12 +233,12 @@ func wantPassCookie(t *testing.T, resp events.APIGatewayV2HTTPResponse, tok stri
 func TestNeverActivatedIsPassThrough(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
-	resp := call(t, b.h.Assign, fixture(t, "assign.apigw.json"))
+	resp := call(t, b.assign, fixture(t, "assign.apigw.json"))
 	wantStatus(t, resp, 200)
 	if d := decode[assignDoc](t, resp); d.Active || !d.Admitted || d.Token == "" {
 		t.Fatalf("never-activated event: %s", resp.Body)
 	}
-	resp = call(t, b.h.Status, fixture(t, "status.apigw.json"))
+	resp = call(t, b.status, fixture(t, "status.apigw.json"))
 	wantStatus(t, resp, 200)
 	if d := decode[statusDoc](t, resp); d.Active || d.EventID != fixtureEvent {
 		t.Fatalf("status: %+v", d)
@@ -248,26 +251,26 @@ func TestCheckOtherEventIs404(t *testing.T) {
 	b := setup(t, setupOpts{})
 	b.activate(t, fixtureEvent, 1, 10)
 	b.activate(t, "other-event", 1, 10)
-	a := decode[assignDoc](t, call(t, b.h.Assign, withEvent(fixture(t, "assign.apigw.json"), "other-event")))
-	resp := call(t, b.h.Check, withRequestID(fixture(t, "check.apigw.json"), a.RequestID))
+	a := decode[assignDoc](t, call(t, b.assign, withEvent(fixture(t, "assign.apigw.json"), "other-event")))
+	resp := call(t, b.check, withRequestID(fixture(t, "check.apigw.json"), a.RequestID))
 	wantError(t, resp, 404, "not_found")
 }
 
 // TestBadInput: every rejection is a 4xx JSON with a code and writes nothing.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	big := strings.Repeat("x", tier1api.MaxBodyBytes+1)
+	big := strings.Repeat("x", jsonhttp.MaxBodyBytes+1)
 	type tc struct {
 		name    string
-		handler func(tier1api.Handlers) tier1api.HTTPAPIHandler
+		handler func(*testBundle) http.Handler
 		req     func(t *testing.T) events.APIGatewayV2HTTPRequest
 		status  int
 		code    string
 	}
-	assign := func(h tier1api.Handlers) tier1api.HTTPAPIHandler { return h.Assign }
-	check := func(h tier1api.Handlers) tier1api.HTTPAPIHandler { return h.Check }
-	status := func(h tier1api.Handlers) tier1api.HTTPAPIHandler { return h.Status }
-	admin := func(h tier1api.Handlers) tier1api.HTTPAPIHandler { return h.Admin }
+	assign := func(b *testBundle) http.Handler { return b.assign }
+	check := func(b *testBundle) http.Handler { return b.check }
+	status := func(b *testBundle) http.Handler { return b.status }
+	admin := func(b *testBundle) http.Handler { return b.admin }
 	withBody := func(name, body string) func(t *testing.T) events.APIGatewayV2HTTPRequest {
 		return func(t *testing.T) events.APIGatewayV2HTTPRequest {
 			r := fixture(t, name)
@@ -283,10 +286,8 @@ func TestBadInput(t *testing.T) {
 			return withEvent(fixture(t, "assign.apigw.json"), strings.Repeat("e", 65))
 		}, 400, "invalid_event_id"},
 		{"assign missing event", assign, func(t *testing.T) events.APIGatewayV2HTTPRequest {
-			r := fixture(t, "assign.apigw.json")
-			r.PathParameters = nil
-			return r
-		}, 400, "invalid_event_id"},
+			return withEvent(fixture(t, "assign.apigw.json"), "")
+		}, 404, "not_found"},
 		{"assign bad idempotency key", assign, func(t *testing.T) events.APIGatewayV2HTTPRequest {
 			return withHeader(fixture(t, "assign.apigw.json"), "idempotency-key", "not/valid")
 		}, 400, "invalid_idempotency_key"},
@@ -298,14 +299,20 @@ func TestBadInput(t *testing.T) {
 			return r
 		}, 413, "body_too_large"},
 		{"check bad request id", check, func(t *testing.T) events.APIGatewayV2HTTPRequest {
-			return withRequestID(fixture(t, "check.apigw.json"), "../etc")
+			return withRequestID(fixture(t, "check.apigw.json"), "a.b")
+		}, 400, "invalid_request_id"},
+		{"check braces in request id", check, func(t *testing.T) events.APIGatewayV2HTTPRequest {
+			return withRequestID(fixture(t, "check.apigw.json"), "{x}")
 		}, 400, "invalid_request_id"},
 		{"check bad event", check, func(t *testing.T) events.APIGatewayV2HTTPRequest {
 			return withEvent(fixture(t, "check.apigw.json"), "a.b")
 		}, 400, "invalid_event_id"},
 		{"status bad event", status, func(t *testing.T) events.APIGatewayV2HTTPRequest {
-			return withEvent(fixture(t, "status.apigw.json"), "")
+			return withEvent(fixture(t, "status.apigw.json"), "b.d")
 		}, 400, "invalid_event_id"},
+		{"status without event", status, func(t *testing.T) events.APIGatewayV2HTTPRequest {
+			return withEvent(fixture(t, "status.apigw.json"), "")
+		}, 404, "not_found"},
 		{"activate not json", admin, withBody("admin-activate.apigw.json", "{shards:4"), 400, "invalid_body"},
 		{"activate unknown field", admin, withBody("admin-activate.apigw.json", `{"shards":4,"owner":"me"}`), 400, "invalid_body"},
 		{"activate two documents", admin, withBody("admin-activate.apigw.json", `{"shards":4}{"shards":5}`), 400, "invalid_body"},
@@ -317,12 +324,23 @@ func TestBadInput(t *testing.T) {
 		}, 400, "invalid_event_id"},
 		{"advance zero", admin, withBody("admin-advance.apigw.json", `{"by":0}`), 400, "invalid_config"},
 		{"advance string", admin, withBody("admin-advance.apigw.json", `{"by":"10"}`), 400, "invalid_body"},
+		{"activate upper-case key", admin, withBody("admin-activate.apigw.json", `{"SHARDS":4}`), 400, "invalid_body"},
+		{"activate duplicate key", admin, withBody("admin-activate.apigw.json", `{"shards":4,"shards":2}`), 400, "invalid_body"},
+		{"activate trailing data", admin, withBody("admin-activate.apigw.json", `{"shards":4} x`), 400, "invalid_body"},
+		{"activate text/plain", admin, func(t *testing.T) events.APIGatewayV2HTTPRequest {
+			return withHeader(fixture(t, "admin-activate.apigw.json"), "content-type", "text/plain")
+		}, 400, "invalid_body"},
 		{"pause with body", admin, withBody("admin-pause.apigw.json", `{"paused":false}`), 400, "invalid_body"},
 		{"unknown admin route", admin, func(t *testing.T) events.APIGatewayV2HTTPRequest {
 			r := fixture(t, "admin-status.apigw.json")
-			r.RouteKey = "DELETE /vwr/admin/status/{eventId}"
+			r.RawPath = "/vwr/admin/purge/" + fixtureEvent
 			return r
 		}, 404, "not_found"},
+		{"admin route with the wrong method", admin, func(t *testing.T) events.APIGatewayV2HTTPRequest {
+			r := fixture(t, "admin-status.apigw.json")
+			r.RequestContext.HTTP.Method = "DELETE"
+			return r
+		}, 405, "method_not_allowed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -343,7 +361,7 @@ func TestBadInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantError(t, call(t, c.handler(b.h), c.req(t)), c.status, c.code)
+			wantError(t, call(t, c.handler(b), c.req(t)), c.status, c.code)
 			after, err := b.svc.AdminStatus(context.Background(), fixtureEvent)
 			if err != nil {
 				t.Fatal(err)
@@ -393,7 +411,7 @@ func TestAdminAuth(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, c.opts)
-			resp := call(t, b.h.Admin, c.req(fixture(t, "admin-activate.apigw.json")))
+			resp := call(t, b.admin, c.req(fixture(t, "admin-activate.apigw.json")))
 			st, err := b.svc.AdminStatus(context.Background(), fixtureEvent)
 			if c.allow {
 				wantStatus(t, resp, 200)
@@ -421,14 +439,14 @@ func TestStoreOutage(t *testing.T) {
 	t.Cleanup(func() { _ = dead.Close() })
 	b := setup(t, setupOpts{rdb: dead, trustIAM: true})
 	cases := map[string]struct {
-		h   tier1api.HTTPAPIHandler
+		h   http.Handler
 		req events.APIGatewayV2HTTPRequest
 	}{
-		"assign":   {b.h.Assign, fixture(t, "assign.apigw.json")},
-		"check":    {b.h.Check, fixture(t, "check.apigw.json")},
-		"status":   {b.h.Status, fixture(t, "status.apigw.json")},
-		"activate": {b.h.Admin, fixture(t, "admin-activate.apigw.json")},
-		"advance":  {b.h.Admin, fixture(t, "admin-advance.apigw.json")},
+		"assign":   {b.assign, fixture(t, "assign.apigw.json")},
+		"check":    {b.check, fixture(t, "check.apigw.json")},
+		"status":   {b.status, fixture(t, "status.apigw.json")},
+		"activate": {b.admin, fixture(t, "admin-activate.apigw.json")},
+		"advance":  {b.admin, fixture(t, "admin-advance.apigw.json")},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -464,7 +482,7 @@ func TestThrottled(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{store: func(s tier1.Store) tier1.Store { return throttling{s} }})
 	b.activate(t, fixtureEvent, 1, 10)
-	resp := call(t, b.h.Assign, fixture(t, "assign.apigw.json"))
+	resp := call(t, b.assign, fixture(t, "assign.apigw.json"))
 	wantError(t, resp, 503, "throttled")
 	if resp.Headers["Retry-After"] == "" || strings.Contains(resp.Body, "Provisioned") {
 		t.Fatalf("throttle answer %v %s", resp.Headers, resp.Body)
@@ -525,7 +543,7 @@ func TestEMFShape(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
 	b.activate(t, fixtureEvent, 1, 10)
-	wantStatus(t, call(t, b.h.Assign, fixture(t, "assign.apigw.json")), 201)
+	wantStatus(t, call(t, b.assign, fixture(t, "assign.apigw.json")), 201)
 	docs := b.emf(t)
 	if len(docs) != 1 {
 		t.Fatalf("%d EMF lines, want 1", len(docs))
@@ -570,11 +588,11 @@ func TestTokenClaims(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
 	b.activate(t, fixtureEvent, 1, 10)
-	a := decode[assignDoc](t, call(t, b.h.Assign, fixture(t, "assign.apigw.json")))
+	a := decode[assignDoc](t, call(t, b.assign, fixture(t, "assign.apigw.json")))
 	if _, err := b.svc.AdvanceBy(context.Background(), fixtureEvent, 1); err != nil {
 		t.Fatal(err)
 	}
-	c := decode[checkDoc](t, call(t, b.h.Check, withRequestID(fixture(t, "check.apigw.json"), a.RequestID)))
+	c := decode[checkDoc](t, call(t, b.check, withRequestID(fixture(t, "check.apigw.json"), a.RequestID)))
 	parts := strings.Split(c.Token, ".")
 	if len(parts) != 3 {
 		t.Fatalf("token %q", c.Token)

@@ -91,7 +91,7 @@ func TestAdminStatusQueueAdmissions(t *testing.T) {
 			b.activate(t, fixtureEvent, 2, 10)
 			deps := b.deps
 			deps.QueueAdmissions = c.reader(t, b.clk)
-			admin := tier1api.NewAdmin(deps, b.adminOpt)
+			admin := tier1api.New(deps, b.adminOpt).Handler(tier1api.AdminRoutes...)
 
 			resp := call(t, admin, fixture(t, "admin-status.apigw.json"))
 			wantStatus(t, resp, 200)

@@ -3,103 +3,133 @@ package tier1api_test
 import (
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/vwr-go/vwr/internal/cfntemplate"
 	"github.com/vwr-go/vwr/internal/testenv"
 )
 
-// TestTemplateMatchesRoutes keeps template.yaml and Handlers.Routes in step:
-// every route is declared once with its method, admin routes (and only they)
-// carry AWS_IAM, and every CodeUri is a lambdas/<fn> directory. Full schema
-// checks are `make validate`'s job (sam validate --lint, cfn-lint).
+// TestTemplateMatchesRoutes keeps template.yaml and the API's routes in step,
+// reading the template with a real YAML parser: every route is declared once
+// with its method, admin routes (and only they) use AWS_IAM, every CodeUri is
+// a lambdas/<fn> directory, and each function's DynamoDB grants are exactly
+// the calls its store makes. Schema checks are `make validate`'s job.
 func TestTemplateMatchesRoutes(t *testing.T) {
 	t.Parallel()
 	root := testenv.RepoRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	tpl, err := cfntemplate.Load(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tpl := string(b)
-	b1 := setup(t, setupOpts{})
-	for _, r := range b1.h.Routes() {
-		re := regexp.MustCompile(`(?m)^\s+Method: ` + r.Method + `\n\s+Path: ` + regexp.QuoteMeta(r.Path) + `\n((\s+Auth:\n\s+Authorizer: AWS_IAM\n)?)`)
-		m := re.FindAllStringSubmatch(tpl, -1)
-		if len(m) != 1 {
-			t.Errorf("route %s declared %d times in template.yaml", r.RouteKey(), len(m))
-			continue
+	b := setup(t, setupOpts{})
+	declared := map[string]int{}
+	iam := map[string]bool{}
+	functions := tpl.Resources("AWS::Serverless::Function")
+	for id, fn := range functions {
+		codeURI, _ := cfntemplate.Get(fn, "Properties", "CodeUri").(string)
+		if _, err := os.Stat(filepath.Join(root, codeURI, "main.go")); err != nil {
+			t.Errorf("%s: CodeUri %q has no main.go", id, codeURI)
 		}
-		admin := strings.HasPrefix(r.Path, "/vwr/admin/")
-		if iam := m[0][1] != ""; iam != admin {
-			t.Errorf("route %s: AWS_IAM %v, want %v", r.RouteKey(), iam, admin)
-		}
-	}
-	if n := strings.Count(tpl, "Type: HttpApi\n"); n != len(b1.h.Routes()) {
-		t.Errorf("template has %d HttpApi events, Routes() has %d", n, len(b1.h.Routes()))
-	}
-	for _, m := range regexp.MustCompile(`CodeUri: (\S+)`).FindAllStringSubmatch(tpl, -1) {
-		if _, err := os.Stat(filepath.Join(root, m[1], "main.go")); err != nil {
-			t.Errorf("CodeUri %s has no main.go", m[1])
-		}
-	}
-	for _, want := range []string{
-		"Runtime: provided.al2023", "Architectures: [arm64]", "Handler: bootstrap",
-		"Schedule: rate(1 minute)", "AttributeName: ttl", "BillingMode: PAY_PER_REQUEST",
-		"Tier1TokenKeys:\n    Type: String\n    NoEcho: true",
-	} {
-		if !strings.Contains(tpl, want) {
-			t.Errorf("template.yaml lacks %q", want)
+		events, _ := cfntemplate.Get(fn, "Properties", "Events").(map[string]any)
+		for name, ev := range events {
+			if cfntemplate.Get(ev, "Type") != "HttpApi" {
+				continue
+			}
+			method, _ := cfntemplate.Get(ev, "Properties", "Method").(string)
+			path, _ := cfntemplate.Get(ev, "Properties", "Path").(string)
+			key := strings.ToUpper(method) + " " + path
+			declared[key]++
+			iam[key] = cfntemplate.Get(ev, "Properties", "Auth", "Authorizer") == "AWS_IAM"
+			if !strings.HasPrefix(filepath.Clean(codeURI), "lambdas/") {
+				t.Errorf("%s.%s: CodeUri %q is not under lambdas/", id, name, codeURI)
+			}
 		}
 	}
-	if strings.Contains(tpl, "FullAccess") {
-		t.Error("template.yaml grants a *FullAccess policy")
+	for _, r := range b.api.Routes() {
+		if declared[r] != 1 {
+			t.Errorf("route %s declared %d times in template.yaml", r, declared[r])
+		}
+		if admin := strings.Contains(r, " /vwr/admin/"); iam[r] != admin {
+			t.Errorf("route %s: AWS_IAM %v, want %v", r, iam[r], admin)
+		}
+	}
+	if len(declared) != len(b.api.Routes()) {
+		t.Errorf("template declares %d HTTP routes, the API has %d: %v", len(declared), len(b.api.Routes()), declared)
+	}
+
+	globals := cfntemplate.Get(tpl, "Globals", "Function")
+	for path, want := range map[string]any{"Runtime": "provided.al2023", "Handler": "bootstrap"} {
+		if got := cfntemplate.Get(globals, path); got != want {
+			t.Errorf("Globals.Function.%s = %v, want %v", path, got, want)
+		}
+	}
+	if arch := cfntemplate.String(cfntemplate.Get(globals, "Architectures")); arch != `["arm64"]` {
+		t.Errorf("Globals.Function.Architectures = %s", arch)
 	}
 
 	// Least privilege: each Tier 1 function lists exactly the DynamoDB calls
-	// dynamostore makes for it (no Scan, no Batch*, no table-wide CRUD
-	// template), each on a named table.
+	// its store makes, each statement on one named table.
 	want := map[string]string{
 		"AssignFunction":   "EventsTable[Query UpdateItem] PositionsTable[GetItem PutItem]",
 		"CheckFunction":    "EventsTable[Query] PositionsTable[GetItem]",
 		"StatusFunction":   "EventsTable[Query]",
-		"AdminFunction":    "EventsTable[Query UpdateItem DeleteItem] AdmittedStatsTable[Query]",
+		"AdminFunction":    "AdmittedStatsTable[Query] EventsTable[DeleteItem Query UpdateItem]",
 		"AdvancerFunction": "EventsTable[GetItem Query UpdateItem]",
 	}
-	stmtRE := regexp.MustCompile(`Action: \[([^\]]*)\]\n\s+Resource: !GetAtt (\w+)\.Arn`)
-	for fn, grants := range want {
-		block := resourceBlock(tpl, fn)
-		if block == "" {
-			t.Errorf("template.yaml has no %s", fn)
+	for id, grants := range want {
+		fn, ok := functions[id]
+		if !ok {
+			t.Errorf("template.yaml has no %s", id)
 			continue
 		}
-		if strings.Contains(block, "DynamoDBCrudPolicy") || strings.Contains(block, "DynamoDBReadPolicy") {
-			t.Errorf("%s uses a table-wide SAM policy template", fn)
-		}
-		var got []string
-		for _, m := range stmtRE.FindAllStringSubmatch(block, -1) {
-			got = append(got, m[2]+"["+strings.ReplaceAll(strings.ReplaceAll(m[1], "dynamodb:", ""), ",", "")+"]")
-		}
-		if g := strings.Join(got, " "); g != grants {
-			t.Errorf("%s grants %q, want %q", fn, g, grants)
+		if got := dynamoGrants(t, fn); got != grants {
+			t.Errorf("%s grants %q, want %q", id, got, grants)
 		}
 		// Only admin reads the SQS consumer's stats; status stays on its cache.
-		stats := strings.Contains(block, "VWR_ADMITTED_STATS_TABLE: !Ref AdmittedStatsTable")
-		if want := fn == "AdminFunction"; stats != want {
-			t.Errorf("%s has VWR_ADMITTED_STATS_TABLE %v, want %v", fn, stats, want)
+		stats := cfntemplate.Get(fn, "Properties", "Environment", "Variables", "VWR_ADMITTED_STATS_TABLE") != nil
+		if stats != (id == "AdminFunction") {
+			t.Errorf("%s has VWR_ADMITTED_STATS_TABLE %v", id, stats)
 		}
+	}
+	if raw, _ := os.ReadFile(filepath.Join(root, "template.yaml")); strings.Contains(string(raw), "FullAccess") {
+		t.Error("template.yaml grants a *FullAccess policy")
 	}
 }
 
-// resourceBlock returns the lines of template resource name, up to the next
-// resource at the same indentation.
-func resourceBlock(tpl, name string) string {
-	_, rest, ok := strings.Cut(tpl, "\n  "+name+":\n")
-	if !ok {
-		return ""
+// dynamoGrants renders a function's inline DynamoDB statements as
+// "Table[Action …] …", sorted, refusing table-wide SAM policy templates.
+func dynamoGrants(t *testing.T, fn map[string]any) string {
+	t.Helper()
+	var out []string
+	policies, _ := cfntemplate.Get(fn, "Properties", "Policies").([]any)
+	for _, p := range policies {
+		if m, ok := p.(map[string]any); ok {
+			for k := range m {
+				if strings.HasPrefix(k, "DynamoDB") {
+					t.Errorf("uses the table-wide SAM policy template %s", k)
+				}
+			}
+		}
+		stmts, _ := cfntemplate.Get(p, "Statement").([]any)
+		for _, s := range stmts {
+			var actions []string
+			acts, _ := cfntemplate.Get(s, "Action").([]any)
+			for _, a := range acts {
+				if name, ok := strings.CutPrefix(a.(string), "dynamodb:"); ok {
+					actions = append(actions, name)
+				}
+			}
+			if len(actions) == 0 {
+				continue
+			}
+			table, _ := cfntemplate.Get(s, "Resource", "Fn::GetAtt", 0).(string)
+			sort.Strings(actions)
+			out = append(out, table+"["+strings.Join(actions, " ")+"]")
+		}
 	}
-	if i := regexp.MustCompile(`\n  [A-Za-z]`).FindStringIndex(rest); i != nil {
-		rest = rest[:i[0]]
-	}
-	return rest
+	slices.Sort(out)
+	return strings.Join(out, " ")
 }

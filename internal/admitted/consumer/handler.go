@@ -1,4 +1,10 @@
-package admitted
+// Package consumer is the Lambda handler that consumes the "admitted" SQS
+// FIFO queue and turns each delivered message into exactly one count in the
+// per-event, per-minute admission statistics. It knows nothing of DynamoDB;
+// it records through the Store port (internal/admitted/dynamostore). It lives
+// apart from the message schema (internal/admitted) so that the Tier 2 queue,
+// which only publishes, does not link aws-lambda-go.
+package consumer
 
 import (
 	"context"
@@ -7,6 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/vwr-go/vwr/internal/admitted"
 )
 
 // Store records admissions idempotently.
@@ -14,7 +22,7 @@ type Store interface {
 	// Record claims m's idempotency key and counts the admission in its
 	// event's minute bucket, both or neither. It returns false, nil when the
 	// key was already claimed (the admission was counted before).
-	Record(ctx context.Context, m Message) (applied bool, err error)
+	Record(ctx context.Context, m admitted.Message) (applied bool, err error)
 }
 
 // Handler consumes batches of admitted notifications.
@@ -49,7 +57,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 			h.log.Warn("admitted: record failed",
 				"messageId", rec.MessageId,
 				"receiveCount", rec.Attributes["ApproximateReceiveCount"],
-				"malformed", errors.Is(err, ErrMalformed),
+				"malformed", errors.Is(err, admitted.ErrMalformed),
 				"err", err.Error())
 		case ok:
 			applied++
@@ -64,15 +72,15 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 
 func (h *Handler) handleRecord(ctx context.Context, rec events.SQSMessage) (bool, error) {
 	if rec.MessageId == "" {
-		return false, ErrMalformed
+		return false, admitted.ErrMalformed
 	}
-	m, err := Parse(rec.Body)
+	m, err := admitted.Parse(rec.Body)
 	if err != nil {
 		return false, err
 	}
 	// A message group that disagrees with the body is not ours.
 	if g, ok := rec.Attributes["MessageGroupId"]; ok && g != m.EventID {
-		return false, errors.Join(ErrMalformed, errors.New("admitted: MessageGroupId does not match eventId"))
+		return false, errors.Join(admitted.ErrMalformed, errors.New("admitted: MessageGroupId does not match eventId"))
 	}
 	return h.store.Record(ctx, m)
 }

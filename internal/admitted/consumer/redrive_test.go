@@ -1,4 +1,4 @@
-package admitted_test
+package consumer_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/vwr-go/vwr/internal/admitted"
+	"github.com/vwr-go/vwr/internal/admitted/consumer"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/testenv/awstest"
 )
@@ -57,7 +58,7 @@ func TestPoisonReachesDLQAfterFiveReceives(t *testing.T) {
 		send(m.EventID, m.DedupID(), string(body))
 	}
 
-	h := admitted.NewHandler(b.store, nil)
+	h := consumer.NewHandler(b.store, nil)
 	poisonReceives := 0
 	for round := 0; round < 20; round++ {
 		out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{

@@ -1,4 +1,4 @@
-package admitted_test
+package consumer_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/vwr-go/vwr/internal/admitted"
+	"github.com/vwr-go/vwr/internal/admitted/consumer"
 	"github.com/vwr-go/vwr/internal/admitted/dynamostore"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/notify"
@@ -88,7 +89,7 @@ func count(t *testing.T, s *dynamostore.Store, eventID string) int64 {
 func TestHandlerFixture(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	h := admitted.NewHandler(b.store, nil)
+	h := consumer.NewHandler(b.store, nil)
 	ev := loadFixture(t)
 	if len(ev.Records) != 6 {
 		t.Fatalf("fixture has %d records, want 6 (4 unique, 1 duplicate, 1 malformed)", len(ev.Records))
@@ -125,7 +126,7 @@ func TestMismatchedGroupIsMalformed(t *testing.T) {
 	ev := loadFixture(t)
 	rec := ev.Records[0]
 	rec.Attributes = map[string]string{"MessageGroupId": "another-event"}
-	resp, _ := admitted.NewHandler(b.store, nil).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
+	resp, _ := consumer.NewHandler(b.store, nil).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}})
 	if got := failedIDs(resp); !slices.Equal(got, []string{rec.MessageId}) {
 		t.Fatalf("failures = %v", got)
 	}
@@ -147,7 +148,7 @@ func TestTransientStoreErrorFailsOnlyThoseRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := loadFixture(t)
-	resp, err := admitted.NewHandler(store, nil).Handle(context.Background(), ev)
+	resp, err := consumer.NewHandler(store, nil).Handle(context.Background(), ev)
 	if err != nil {
 		t.Fatalf("Handle returned %v; DynamoDB errors must be item failures", err)
 	}
@@ -258,7 +259,7 @@ func TestPipelineCountsEachAdmissionOnce(t *testing.T) {
 	poison := events.SQSMessage{MessageId: "poison-1", Body: `{"action":"admitted","eventId":"pipe-a"`, EventSource: "aws:sqs"}
 	batches[0].Records = append(batches[0].Records[:len(batches[0].Records):len(batches[0].Records)], poison)
 
-	h := admitted.NewHandler(b.store, nil)
+	h := consumer.NewHandler(b.store, nil)
 	for round := 1; round <= 2; round++ {
 		for i, batch := range batches {
 			resp, err := h.Handle(ctx, batch)

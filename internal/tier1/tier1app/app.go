@@ -1,0 +1,143 @@
+package tier1app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+	"github.com/redis/go-redis/v9"
+
+	admitteddb "github.com/vwr-go/vwr/internal/admitted/dynamostore"
+	"github.com/vwr-go/vwr/internal/applog"
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/emf"
+	"github.com/vwr-go/vwr/internal/envconf"
+	"github.com/vwr-go/vwr/internal/tier1"
+	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
+	"github.com/vwr-go/vwr/internal/tier1/redisstore"
+	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+)
+
+// OpenStore builds the store c names. The AWS SDK takes region, credentials
+// and AWS_ENDPOINT_URL (moto, LocalStack) from its own chain. close releases
+// the store's connections.
+func OpenStore(ctx context.Context, c Config) (store tier1.Store, close func() error, err error) {
+	switch c.Store {
+	case StoreRedis:
+		if c.RedisURL == "" {
+			return nil, nil, errors.New("VWR_TIER1_REDIS_URL is required when VWR_TIER1_STORE=redis")
+		}
+		opt, err := redis.ParseURL(c.RedisURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("VWR_TIER1_REDIS_URL: %w", err)
+		}
+		rdb := redis.NewClient(opt)
+		return redisstore.New(rdb), rdb.Close, nil
+	case StoreDynamoDB:
+		ds, err := dynamostore.New(ctx, c.Dynamo())
+		if err != nil {
+			return nil, nil, err
+		}
+		return ds, func() error { return nil }, nil
+	}
+	return nil, nil, fmt.Errorf("VWR_TIER1_STORE must be %q or %q, not %q", StoreDynamoDB, StoreRedis, c.Store)
+}
+
+// OpenQueueAdmissions returns the reader of the SQS consumer's stats table
+// for the admin status, or nil when VWR_ADMITTED_STATS_TABLE is unset.
+func OpenQueueAdmissions(ctx context.Context, c Config) (tier1api.QueueAdmissions, error) {
+	if c.AdmittedStatsTable == "" {
+		return nil, nil
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("VWR_ADMITTED_STATS_TABLE: load AWS config: %w", err)
+	}
+	r, err := admitteddb.NewStatsReader(dynamodb.NewFromConfig(awsCfg), c.AdmittedStatsTable, clock.System{})
+	if err != nil {
+		return nil, fmt.Errorf("VWR_ADMITTED_STATS_TABLE: %w", err)
+	}
+	return r, nil
+}
+
+// Function is one Tier 1 Lambda after its cold start.
+type Function struct {
+	Config Config
+	Log    *slog.Logger
+	// Deps are the handlers' dependencies: the Service on the configured
+	// store, EMF metrics on stdout, the request log.
+	Deps tier1api.Deps
+	// Close releases the store's connections.
+	Close func() error
+}
+
+// Boot is a Lambda's cold start: JSON logs on stdout, configuration from the
+// environment, the store and Service built once, EMF metrics on stdout. A
+// failure is logged, naming the variable to fix, and returned; the caller
+// exits.
+func Boot(ctx context.Context, name string, mints Passes) (*Function, error) {
+	return boot(ctx, name, mints, envconf.Environ(), os.Stdout)
+}
+
+func boot(ctx context.Context, name string, mints Passes, environ map[string]string, out io.Writer) (*Function, error) {
+	cfg, err := FromEnv(environ)
+	logger := applog.New(out, cfg.Log).With("fn", name)
+	slog.SetDefault(logger)
+	if err == nil {
+		err = cfg.Validate(mints)
+	}
+	if err != nil {
+		logger.Error("tier1 config", "err", err)
+		return nil, err
+	}
+	keys, err := cfg.KeyRing(mints)
+	if err != nil {
+		logger.Error("tier1 config", "err", err)
+		return nil, err
+	}
+	store, closeStore, err := OpenStore(ctx, cfg)
+	if err != nil {
+		logger.Error("tier1 store", "err", err)
+		return nil, err
+	}
+	svcCfg := cfg.Service()
+	svcCfg.Logger = logger
+	return &Function{
+		Config: cfg,
+		Log:    logger,
+		Deps: tier1api.Deps{
+			Service:   tier1.New(store, keys, clock.System{}, svcCfg),
+			Logger:    logger,
+			Log:       cfg.Log,
+			RequestID: LambdaRequestID,
+			Metrics:   emf.New(out, tier1api.Namespace, tier1api.MetricDimension, nil),
+		},
+		Close: closeStore,
+	}, nil
+}
+
+// IAMCaller reports whether API Gateway's IAM authorizer vouched for the
+// request: on an AWS_IAM route it verifies the SigV4 signature before the
+// function runs and puts the caller's ARN in the request context, which the
+// Lambda adapter hands on in the request's context. Only the admin function
+// trusts it.
+func IAMCaller(r *http.Request) bool {
+	rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
+	return ok && rc.Authorizer != nil && rc.Authorizer.IAM != nil && rc.Authorizer.IAM.UserARN != ""
+}
+
+// LambdaRequestID is the Lambda request id of an invocation, for log lines.
+func LambdaRequestID(r *http.Request) string {
+	if lc, ok := lambdacontext.FromContext(r.Context()); ok {
+		return lc.AwsRequestID
+	}
+	return ""
+}

@@ -1,0 +1,156 @@
+// Package tier1app assembles Tier 1 from its configuration. It is the one
+// place that chooses the store (DynamoDB or Redis), builds the AWS and Redis
+// clients, and turns the environment into a Service and the handlers'
+// dependencies, as services/queue/app does for Tier 2. Every
+// lambdas/<fn>/main.go boots through it, and so does `vwr local`.
+package tier1app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/applog"
+	"github.com/vwr-go/vwr/internal/envconf"
+	"github.com/vwr-go/vwr/internal/tier1"
+	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
+	"github.com/vwr-go/vwr/internal/token"
+)
+
+// Store kinds selected by VWR_TIER1_STORE.
+const (
+	StoreDynamoDB = "dynamodb"
+	StoreRedis    = "redis"
+)
+
+// Config is every Tier 1 setting, read from the environment by FromEnv
+// (internal/envconf). A zero field means "the default", applied by the
+// package that owns the setting: tier1.Config for the Service's tuning,
+// dynamostore for table names, applog for logging. Every function reads the
+// same set; the templates give each function only the variables it uses.
+type Config struct {
+	Store          string `env:"VWR_TIER1_STORE"`     // dynamodb (default) or redis
+	RedisURL       string `env:"VWR_TIER1_REDIS_URL"` // required when Store is redis
+	EventsTable    string `env:"VWR_TIER1_EVENTS_TABLE"`
+	PositionsTable string `env:"VWR_TIER1_POSITIONS_TABLE"`
+	// TokenKeys sign and verify Tier 1 passes ("kid:secret,…"). Only assign
+	// and check mint passes; the others run on a throwaway key.
+	TokenKeys string `env:"VWR_TIER1_TOKEN_KEYS"`
+	// AdminToken is an optional bearer token for the admin routes.
+	AdminToken string `env:"VWR_ADMIN_TOKEN"`
+	// AdmittedStatsTable is the SQS consumer's per-minute admission counts,
+	// read by the admin status only. Optional.
+	AdmittedStatsTable string `env:"VWR_ADMITTED_STATS_TABLE"`
+
+	PositionTTL      time.Duration    `env:"VWR_TIER1_POSITION_TTL"`
+	TokenTTL         time.Duration    `env:"VWR_TIER1_TOKEN_TTL"`
+	StatusCacheTTL   time.Duration    `env:"VWR_TIER1_STATUS_CACHE_TTL"`
+	DefaultShards    envconf.Positive `env:"VWR_TIER1_DEFAULT_SHARDS"`
+	DefaultBatchSize envconf.Positive `env:"VWR_TIER1_DEFAULT_BATCH_SIZE"`
+	// AdvancerTicks is the ticks per scheduled invocation; the gap between
+	// them is AdvancerTick, which also numbers the tick slots.
+	AdvancerTicks envconf.Positive `env:"ADVANCER_TICKS"`
+	AdvancerTick  envconf.Seconds  `env:"ADVANCER_TICK_SECONDS"`
+
+	Log applog.Config
+}
+
+// DefaultAdvancerTicks is the seed's (§5.3) ticks per scheduled invocation:
+// with the default 10 s tick, one invocation per minute covers the minute.
+const DefaultAdvancerTicks = 6
+
+// FromEnv reads the Config from environ (nil: the process environment) and
+// applies this package's defaults. Validate checks it.
+func FromEnv(environ map[string]string) (Config, error) {
+	var c Config
+	if err := envconf.Parse(&c, environ); err != nil {
+		return Config{}, err
+	}
+	return c.WithDefaults(), nil
+}
+
+// WithDefaults fills what this package owns: the store kind and the ticks
+// per invocation.
+func (c Config) WithDefaults() Config {
+	if c.Store == "" {
+		c.Store = StoreDynamoDB
+	}
+	if c.AdvancerTicks == 0 {
+		c.AdvancerTicks = DefaultAdvancerTicks
+	}
+	c.Log = c.Log.WithDefaults()
+	return c
+}
+
+// Service is the domain's configuration; tier1 fills zero fields.
+func (c Config) Service() tier1.Config {
+	return tier1.Config{
+		PositionTTL:      c.PositionTTL,
+		TokenTTL:         c.TokenTTL,
+		StatusCacheTTL:   c.StatusCacheTTL,
+		DefaultShards:    int(c.DefaultShards),
+		DefaultBatchSize: int64(c.DefaultBatchSize),
+		TickEvery:        c.AdvancerTick.D(),
+	}.WithDefaults()
+}
+
+// Dynamo is the DynamoDB store's table configuration.
+func (c Config) Dynamo() dynamostore.Config {
+	return dynamostore.Config{EventsTable: c.EventsTable, PositionsTable: c.PositionsTable}.WithDefaults()
+}
+
+// Passes says whether a function mints Tier 1 passes (assign, check), which
+// makes VWR_TIER1_TOKEN_KEYS required.
+type Passes bool
+
+// Whether a function mints passes.
+const (
+	MintsPasses   Passes = true
+	NoPassMinting Passes = false
+)
+
+// Validate checks a defaulted Config; every message names its variable.
+func (c Config) Validate(mints Passes) error {
+	var errs []error
+	switch c.Store {
+	case StoreDynamoDB:
+		d := c.Dynamo()
+		if d.EventsTable == d.PositionsTable {
+			errs = append(errs, errors.New("VWR_TIER1_EVENTS_TABLE and VWR_TIER1_POSITIONS_TABLE must differ"))
+		}
+	case StoreRedis:
+		// OpenStore requires VWR_TIER1_REDIS_URL; vwr local lends the queue's Redis.
+	default:
+		errs = append(errs, fmt.Errorf("VWR_TIER1_STORE must be %q or %q, not %q", StoreDynamoDB, StoreRedis, c.Store))
+	}
+	if c.TokenKeys == "" {
+		if mints {
+			errs = append(errs, errors.New("VWR_TIER1_TOKEN_KEYS is required (kid:secret, secret at least 32 bytes)"))
+		}
+	} else if _, err := token.ParseKeyRing(c.TokenKeys); err != nil {
+		errs = append(errs, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %w", err))
+	}
+	if c.AdvancerTicks > 60 {
+		errs = append(errs, errors.New("ADVANCER_TICKS must be in [1, 60]"))
+	}
+	if err := c.Service().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Log.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// KeyRing returns the pass keys. A function that never mints passes gets a
+// throwaway key when it was given none: nothing it signs leaves the process.
+func (c Config) KeyRing(mints Passes) (*token.KeyRing, error) {
+	if c.TokenKeys == "" && !mints {
+		return token.NewKeyRing("unused", []byte(token.RandomSecret()))
+	}
+	keys, err := token.ParseKeyRing(c.TokenKeys)
+	if err != nil {
+		return nil, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %w", err)
+	}
+	return keys, nil
+}
