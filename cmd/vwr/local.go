@@ -217,6 +217,12 @@ func newLocalStack(addr string, environ map[string]string, stdout, stderr io.Wri
 		return nil, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %v", err)
 	}
 	if cfg.UserHeader == "" {
+		// A trusted identity header is only safe where nobody but this
+		// machine can send requests; anywhere else the operator must name
+		// the header their authenticating gateway sets.
+		if !isLoopback(addr) {
+			return nil, fmt.Errorf("-addr %s is not a loopback address: set QUEUE_USER_HEADER explicitly (the header your authenticating gateway sets), or listen on 127.0.0.1", addr)
+		}
 		cfg.UserHeader = localUserHeader
 		s.Notef("QUEUE_USER_HEADER unset: trusting header %s as the user id (vwr local only; the deployable binary has no default)", localUserHeader)
 	}

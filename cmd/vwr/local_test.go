@@ -84,6 +84,38 @@ func TestLocalBadArgs(t *testing.T) {
 	}
 }
 
+// TestLocalTrustsTheUserHeaderOnlyOnLoopback: vwr local's default trusted
+// header (X-User-Id) would let anyone on the network claim any identity, so a
+// non-loopback -addr needs QUEUE_USER_HEADER set explicitly.
+func TestLocalTrustsTheUserHeaderOnlyOnLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.10:8080", "[::]:8080"} {
+		var errb bytes.Buffer
+		code := dispatch(context.Background(), invocation{Args: []string{"local", "-addr", addr}, Stdout: io.Discard, Stderr: &errb, Env: map[string]string{}})
+		if code != exitError || !strings.Contains(errb.String(), "set QUEUE_USER_HEADER explicitly") {
+			t.Errorf("-addr %s: code %d, stderr %q", addr, code, errb.String())
+		}
+	}
+	// Named explicitly, the header is the operator's choice.
+	s, err := newLocalStack("0.0.0.0:0", map[string]string{"QUEUE_USER_HEADER": "X-Auth-User"}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatalf("explicit QUEUE_USER_HEADER on a non-loopback address: %v", err)
+	}
+	s.close()
+	if s.QueueConfig.UserHeader != "X-Auth-User" {
+		t.Fatalf("user header %q", s.QueueConfig.UserHeader)
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0"} {
+		s, err := newLocalStack(addr, map[string]string{}, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatalf("-addr %s: %v", addr, err)
+		}
+		s.close()
+		if s.QueueConfig.UserHeader != "X-User-Id" {
+			t.Fatalf("-addr %s: user header %q", addr, s.QueueConfig.UserHeader)
+		}
+	}
+}
+
 func TestDispatch(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

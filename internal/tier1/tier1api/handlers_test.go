@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/jsonhttp"
+	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
@@ -626,4 +628,38 @@ func mustB64(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestRequestLogLevels: at LOG_LEVEL=info (the default) a healthy request
+// and a client error write no log line, and a store outage writes one ERROR
+// line with its cause.
+func TestRequestLogLevels(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	var logs lambdatest.LogBuffer
+	deps := b.deps
+	deps.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	api := tier1api.New(deps, tier1api.AdminOptions{})
+	b.activate(t, fixtureEvent, 1, 10)
+	wantStatus(t, call(t, api.Handler(tier1api.RouteAssign), fixture(t, "assign.apigw.json")), 201)
+	wantStatus(t, call(t, api.Handler(tier1api.RouteStatus), fixture(t, "status.apigw.json")), 200)
+	wantError(t, call(t, api.Handler(tier1api.RouteCheck), withRequestID(fixture(t, "check.apigw.json"), "a.b")), 400, "invalid_request_id")
+	if s := logs.String(); s != "" {
+		t.Fatalf("healthy and 4xx requests logged at the default level:\n%s", s)
+	}
+
+	dead := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = dead.Close() })
+	down := setup(t, setupOpts{rdb: dead})
+	deps = down.deps
+	deps.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	wantError(t, call(t, tier1api.New(deps, tier1api.AdminOptions{}).Handler(tier1api.RouteStatus), fixture(t, "status.apigw.json")), 503, "unavailable")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(logs.String())), &line); err != nil {
+		t.Fatalf("want one JSON line, got %q", logs.String())
+	}
+	if line["level"] != "ERROR" || line["status"] != float64(503) || line["code"] != "unavailable" ||
+		!strings.Contains(fmt.Sprint(line["err"]), "refused") || line["route"] != tier1api.RouteStatus {
+		t.Fatalf("outage log line = %v", line)
+	}
 }
