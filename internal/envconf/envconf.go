@@ -65,19 +65,6 @@ func Parse(dst any, environ map[string]string) error {
 	return errors.Join(out...)
 }
 
-// Vars lists the variables the struct cfg points to reads, in field order.
-func Vars(cfg any) ([]string, error) {
-	params, err := env.GetFieldParams(cfg)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(params))
-	for _, p := range params {
-		out = append(out, p.Key)
-	}
-	return out, nil
-}
-
 // fieldVars maps field names to the variables they read. The parser reports
 // a failed field by name only; a name shared by two nested structs maps to
 // both variables.
@@ -118,14 +105,7 @@ func positive(s string) (int64, error) {
 type Seconds time.Duration
 
 // UnmarshalText reads a positive whole number of seconds.
-func (s *Seconds) UnmarshalText(b []byte) error {
-	n, err := positive(string(b))
-	if err != nil {
-		return err
-	}
-	*s = Seconds(time.Duration(n) * time.Second)
-	return nil
-}
+func (s *Seconds) UnmarshalText(b []byte) error { return setUnits((*time.Duration)(s), b, time.Second) }
 
 // D is the duration (0 when unset).
 func (s Seconds) D() time.Duration { return time.Duration(s) }
@@ -135,16 +115,20 @@ type Millis time.Duration
 
 // UnmarshalText reads a positive whole number of milliseconds.
 func (m *Millis) UnmarshalText(b []byte) error {
-	n, err := positive(string(b))
-	if err != nil {
-		return err
-	}
-	*m = Millis(time.Duration(n) * time.Millisecond)
-	return nil
+	return setUnits((*time.Duration)(m), b, time.Millisecond)
 }
 
 // D is the duration (0 when unset).
 func (m Millis) D() time.Duration { return time.Duration(m) }
+
+func setUnits(dst *time.Duration, b []byte, unit time.Duration) error {
+	n, err := positive(string(b))
+	if err != nil {
+		return err
+	}
+	*dst = time.Duration(n) * unit
+	return nil
+}
 
 // Positive is a whole number that, when set, is at least 1.
 type Positive int64

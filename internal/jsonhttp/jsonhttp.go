@@ -218,3 +218,29 @@ func As(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// Recorder remembers the status a handler wrote, for the request log and
+// metrics. Status is 200 once a body was written without WriteHeader.
+type Recorder struct {
+	http.ResponseWriter
+	Status int
+}
+
+// WriteHeader records the first status.
+func (r *Recorder) WriteHeader(code int) {
+	if r.Status == 0 {
+		r.Status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Write records an implicit 200.
+func (r *Recorder) Write(b []byte) (int, error) {
+	if r.Status == 0 {
+		r.Status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *Recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -158,7 +158,7 @@ func (a *API) operator(pattern string, fn handlerFunc) http.Handler {
 func (a *API) serve(pattern string, admin bool, fn handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
+		rec := &jsonhttp.Recorder{ResponseWriter: w}
 		eventID, err := a.prepare(r, admin)
 		if err == nil {
 			err = fn(rec, r, eventID)
@@ -169,7 +169,7 @@ func (a *API) serve(pattern string, admin bool, fn handlerFunc) http.Handler {
 			}
 			jsonhttp.WriteError(rec, failure(err))
 		}
-		a.logRequest(r, pattern, eventID, rec.status, time.Since(start), err)
+		a.logRequest(r, pattern, eventID, rec.Status, time.Since(start), err)
 	})
 }
 
@@ -207,26 +207,3 @@ func (a *API) logRequest(r *http.Request, pattern, eventID string, status int, e
 	// The cause of a 5xx goes to the log only, never into the body.
 	a.d.Log.Request(r.Context(), a.d.Logger, status, elapsed, cause, attrs...)
 }
-
-// recorder remembers the status a handler wrote, for the log line.
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

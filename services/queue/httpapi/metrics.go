@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/services/queue"
 )
 
@@ -138,33 +139,13 @@ func (m *Metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// recorder captures what a handler wrote, for the log line and metrics.
+// recorder captures what a handler wrote, plus who was served and why it
+// failed, for the log line and metrics.
 type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-	user   string
-	err    error
+	jsonhttp.Recorder
+	user string
+	err  error
 }
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(b)
-	r.bytes += n
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // setUser tells the request log who was served.
 func setUser(w http.ResponseWriter, uid string) {
@@ -179,17 +160,17 @@ func setUser(w http.ResponseWriter, uid string) {
 func (a *API) instrument(route string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
+		rec := &recorder{Recorder: jsonhttp.Recorder{ResponseWriter: w}}
 		h.ServeHTTP(rec, r)
-		if rec.status == 0 {
-			rec.status = http.StatusOK
+		if rec.Status == 0 {
+			rec.Status = http.StatusOK
 		}
 		elapsed := time.Since(start)
 		if m := a.cfg.Metrics; m != nil {
-			m.requests.WithLabelValues(route, strconv.Itoa(rec.status)).Inc()
+			m.requests.WithLabelValues(route, strconv.Itoa(rec.Status)).Inc()
 			m.duration.WithLabelValues(route).Observe(elapsed.Seconds())
 		}
-		if lvl, _ := a.cfg.Log.RequestLevel(rec.status, elapsed); !a.cfg.Logger.Enabled(r.Context(), lvl) {
+		if lvl, _ := a.cfg.Log.RequestLevel(rec.Status, elapsed); !a.cfg.Logger.Enabled(r.Context(), lvl) {
 			return
 		}
 		attrs := []slog.Attr{
@@ -206,6 +187,6 @@ func (a *API) instrument(route string, h http.Handler) http.Handler {
 		if rec.err != nil {
 			attrs = append(attrs, slog.String("code", failure(rec.err).Code))
 		}
-		a.cfg.Log.Request(r.Context(), a.cfg.Logger, rec.status, elapsed, rec.err, attrs...)
+		a.cfg.Log.Request(r.Context(), a.cfg.Logger, rec.Status, elapsed, rec.err, attrs...)
 	})
 }
