@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
 
@@ -55,16 +56,6 @@ func New(rdb redis.UniversalClient, opts ...Option) *Store {
 	return s
 }
 
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-func fromMS(s string) time.Time {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(n).UTC()
-}
-
 func flag(b bool) string {
 	if b {
 		return "1"
@@ -83,28 +74,55 @@ func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, e
 	if err != nil {
 		return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: %w", eventID, err)
 	}
-	h := ev.Val()
-	if len(h) == 0 {
+	if len(ev.Val()) == 0 {
 		return tier1.Snapshot{Event: tier1.Event{ID: eventID}}, nil
 	}
-	e := tier1.Event{ID: eventID}
-	e.Active = h["active"] == "1"
-	e.Paused = h["paused"] == "1"
-	e.Shards, _ = strconv.Atoi(h["shards"])
-	e.BatchSize, _ = strconv.ParseInt(h["batch"], 10, 64)
-	e.ServingCounter, _ = strconv.ParseInt(h["serving"], 10, 64)
-	e.TickSlot, _ = strconv.ParseInt(h["slot"], 10, 64)
-	e.UpdatedAt = fromMS(h["updated"])
-	e.Advances = decodeAdvances(h["adv"])
+	var h eventHash
+	if err := ev.Scan(&h); err != nil {
+		return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: %w", eventID, err)
+	}
+	advances, err := decodeAdvances(h.Advances)
+	if err != nil {
+		return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: %w", eventID, err)
+	}
+	e := tier1.Event{
+		ID:             eventID,
+		Settings:       tier1.Settings{Active: h.Active, Paused: h.Paused, Shards: h.Shards, BatchSize: h.Batch},
+		ServingCounter: h.Serving, TickSlot: h.Slot,
+		UpdatedAt: clock.FromUnixMilli(h.Updated), Advances: advances,
+	}
 	counters := make([]int64, e.Shards)
 	for f, v := range sh.Val() {
 		k, err1 := strconv.Atoi(f)
 		c, err2 := strconv.ParseInt(v, 10, 64)
-		if err1 == nil && err2 == nil && k >= 0 && k < e.Shards {
+		if err := errors.Join(err1, err2); err != nil {
+			return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: shard %q=%q: %w", eventID, f, v, err)
+		}
+		if k >= 0 && k < e.Shards {
 			counters[k] = c
 		}
 	}
 	return tier1.Snapshot{Found: true, Event: e, Counters: counters}, nil
+}
+
+// eventHash is the {E}:event hash, decoded by go-redis (a malformed field is
+// an error, not a zero).
+type eventHash struct {
+	Active   bool   `redis:"active"`
+	Paused   bool   `redis:"paused"`
+	Shards   int    `redis:"shards"`
+	Batch    int64  `redis:"batch"`
+	Serving  int64  `redis:"serving"`
+	Slot     int64  `redis:"slot"`
+	Updated  int64  `redis:"updated"`
+	Advances string `redis:"adv"`
+}
+
+// positionHash is a {E}:pos:<requestId> hash.
+type positionHash struct {
+	Position int64 `redis:"position"`
+	Shard    int   `redis:"shard"`
+	Created  int64 `redis:"created"`
 }
 
 // Configure writes the settings through configure.lua, then keeps the
@@ -113,7 +131,7 @@ func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, e
 func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings, now time.Time) error {
 	res, err := configureScript.Run(ctx, s.rdb,
 		[]string{s.keys.event(eventID), s.keys.shards(eventID)},
-		flag(st.Active), flag(st.Paused), st.Shards, st.BatchSize, ms(now)).Text()
+		flag(st.Active), flag(st.Paused), st.Shards, st.BatchSize, now.UnixMilli()).Text()
 	if err != nil {
 		return fmt.Errorf("redisstore: configure %s: %w", eventID, err)
 	}
@@ -144,7 +162,7 @@ func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position
 		s.keys.position(p.EventID, p.RequestID), s.keys.idem(p.EventID, p.IdempotencyKey),
 	}
 	res, err := assignScript.Run(ctx, s.rdb, keys,
-		p.Shard, p.Shards, p.RequestID, ms(p.Now), p.TTL.Milliseconds(), useIdem).Slice()
+		p.Shard, p.Shards, p.RequestID, p.Now.UnixMilli(), p.TTL.Milliseconds(), useIdem).Slice()
 	if err != nil {
 		return tier1.Position{}, false, fmt.Errorf("redisstore: assign %s: %w", p.EventID, err)
 	}
@@ -161,7 +179,7 @@ func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position
 	}
 	return tier1.Position{
 		RequestID: p.RequestID, EventID: p.EventID, Position: n, Shard: p.Shard,
-		CreatedAt: time.UnixMilli(ms(p.Now)).UTC(),
+		CreatedAt: time.UnixMilli(p.Now.UnixMilli()).UTC(),
 	}, false, nil
 }
 
@@ -172,30 +190,33 @@ func decodeIdem(eventID, v string) (tier1.Position, error) {
 	}
 	pos, err1 := strconv.ParseInt(parts[1], 10, 64)
 	shard, err2 := strconv.Atoi(parts[2])
-	if err := errors.Join(err1, err2); err != nil {
+	created, err3 := strconv.ParseInt(parts[3], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return tier1.Position{}, fmt.Errorf("redisstore: idempotency record %q: %w", v, err)
 	}
-	return tier1.Position{RequestID: parts[0], EventID: eventID, Position: pos, Shard: shard, CreatedAt: fromMS(parts[3])}, nil
+	return tier1.Position{RequestID: parts[0], EventID: eventID, Position: pos, Shard: shard, CreatedAt: clock.FromUnixMilli(created)}, nil
 }
 
 // Position reads one visitor's record.
 func (s *Store) Position(ctx context.Context, eventID, requestID string) (tier1.Position, error) {
-	h, err := s.rdb.HGetAll(ctx, s.keys.position(eventID, requestID)).Result()
-	if err != nil {
+	cmd := s.rdb.HGetAll(ctx, s.keys.position(eventID, requestID))
+	if err := cmd.Err(); err != nil {
 		return tier1.Position{}, fmt.Errorf("redisstore: position %s: %w", eventID, err)
 	}
-	if len(h) == 0 {
+	if len(cmd.Val()) == 0 {
 		return tier1.Position{}, tier1.ErrNotFound
 	}
-	pos, _ := strconv.ParseInt(h["position"], 10, 64)
-	shard, _ := strconv.Atoi(h["shard"])
-	return tier1.Position{RequestID: requestID, EventID: eventID, Position: pos, Shard: shard, CreatedAt: fromMS(h["created"])}, nil
+	var h positionHash
+	if err := cmd.Scan(&h); err != nil {
+		return tier1.Position{}, fmt.Errorf("redisstore: position %s: %w", eventID, err)
+	}
+	return tier1.Position{RequestID: requestID, EventID: eventID, Position: h.Position, Shard: h.Shard, CreatedAt: clock.FromUnixMilli(h.Created)}, nil
 }
 
 // Advance runs advance.lua (compare-and-set on the serving counter and slot).
 func (s *Store) Advance(ctx context.Context, a tier1.AdvanceWrite) error {
 	ok, err := advanceScript.Run(ctx, s.rdb, []string{s.keys.event(a.EventID)},
-		a.From, a.To, ms(a.Now), a.TickSlot, encodeAdvances(a.Advances)).Int()
+		a.From, a.To, a.Now.UnixMilli(), a.TickSlot, encodeAdvances(a.Advances)).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: advance %s: %w", a.EventID, err)
 	}
@@ -218,23 +239,24 @@ func (s *Store) ActiveEvents(ctx context.Context) ([]string, error) {
 func encodeAdvances(as []tier1.Advance) string {
 	parts := make([]string, len(as))
 	for i, a := range as {
-		parts[i] = fmt.Sprintf("%d:%d", ms(a.At), a.Admitted)
+		parts[i] = fmt.Sprintf("%d:%d", a.At.UnixMilli(), a.Admitted)
 	}
 	return strings.Join(parts, ",")
 }
 
-func decodeAdvances(v string) []tier1.Advance {
+func decodeAdvances(v string) ([]tier1.Advance, error) {
+	if v == "" {
+		return nil, nil
+	}
 	var out []tier1.Advance
 	for _, p := range strings.Split(v, ",") {
 		t, n, ok := strings.Cut(p, ":")
-		if !ok {
-			continue
+		at, err1 := strconv.ParseInt(t, 10, 64)
+		admitted, err2 := strconv.ParseInt(n, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("advance record %q is not ms:admitted", p)
 		}
-		admitted, err := strconv.ParseInt(n, 10, 64)
-		if err != nil {
-			continue
-		}
-		out = append(out, tier1.Advance{At: fromMS(t), Admitted: admitted})
+		out = append(out, tier1.Advance{At: clock.FromUnixMilli(at), Admitted: admitted})
 	}
-	return out
+	return out, nil
 }
