@@ -144,7 +144,8 @@ func (c *Contract) ValidateRequest(req *http.Request, body []byte) (matched bool
 	}
 	return true, openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
 		Request: r, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: Authenticate},
+		// A body on an operation that documents none is refused too.
+		Options: &openapi3filter.Options{AuthenticationFunc: Authenticate, RejectWhenRequestBodyNotSpecified: true},
 	})
 }
 

@@ -175,9 +175,10 @@ func TestOpenAPIContract(t *testing.T) {
 	dead := l.Addr().String() // nobody listens here once closed
 	l.Close()
 	sessions := map[target]*contractSession{
-		live:      {c, setup(t, options{threshold: 1, userHeader: "X-User-Id", adminToken: adminToken})},
-		noAdmin:   {c, setup(t, options{userHeader: "X-User-Id"})},
-		deadRedis: {c, setup(t, options{redisAddr: dead, userHeader: "X-User-Id", adminToken: adminToken})},
+		live:    {c, setup(t, options{threshold: 1, userHeader: "X-User-Id", adminToken: adminToken})},
+		noAdmin: {c, setup(t, options{userHeader: "X-User-Id"})},
+		// One dial attempt: the refused connection is the point, not go-redis's backoff.
+		deadRedis: {c, setup(t, options{redisAddr: dead, dialRetries: 1, userHeader: "X-User-Id", adminToken: adminToken})},
 	}
 
 	admin := withHdr(bearer(adminToken))
@@ -280,15 +281,16 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "healthz POST", method: "POST", path: "/healthz", status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "metrics PUT", method: "PUT", path: "/metrics", status: 405, code: "method_not_allowed", unrouted: true},
 
-		// 413s: every route that reads a body, GET routes included.
-		{name: "check too large", method: "POST", path: "/api/queue/check/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large"},
-		{name: "status too large", method: "GET", path: "/api/queue/status/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large"},
-		{name: "heartbeat too large", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large"},
-		{name: "leave too large", method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large"},
+		// 413s: every route that reads a body, GET routes included. The
+		// document declares no body but threshold's, so it refuses them too.
+		{name: "check too large", method: "POST", path: "/api/queue/check/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large", specRejects: true},
+		{name: "status too large", method: "GET", path: "/api/queue/status/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large", specRejects: true},
+		{name: "heartbeat too large", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large", specRejects: true},
+		{name: "leave too large", method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large", specRejects: true},
 		{name: "threshold too large", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":5,"x":"` + big + `"}`, status: 413, code: "body_too_large", specRejects: true},
-		{name: "stats too large", method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, body: big, status: 413, code: "body_too_large"},
-		{name: "ranking too large", method: "GET", path: "/api/queue/admin/ranking", hdr: admin, body: big, status: 413, code: "body_too_large"},
-		{name: "healthz too large", method: "GET", path: "/healthz", body: big, status: 413, code: "body_too_large"},
+		{name: "stats too large", method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, body: big, status: 413, code: "body_too_large", specRejects: true},
+		{name: "ranking too large", method: "GET", path: "/api/queue/admin/ranking", hdr: admin, body: big, status: 413, code: "body_too_large", specRejects: true},
+		{name: "healthz too large", method: "GET", path: "/healthz", body: big, status: 413, code: "body_too_large", specRejects: true},
 
 		// 503s
 		{name: "check Redis down", on: deadRedis, method: "POST", path: "/api/queue/check/{ev}", hdr: withPass("p1", 1), status: 503, code: "unavailable"},
