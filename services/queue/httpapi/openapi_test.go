@@ -236,6 +236,8 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "threshold text/plain", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: withHdr(withHeader(bearer(adminToken), "Content-Type", "text/plain")), body: `{"threshold":5}`, status: 400, code: "invalid_body", specRejects: true},
 		// JSON Schema cannot see a repeated key; the strict decoder can.
 		{name: "threshold duplicate key", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":5,"threshold":6}`, status: 400, code: "invalid_body"},
+		// JSON Schema counts 1e3 as the integer 1000; the API wants it written as one.
+		{name: "threshold exponent", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":1e3}`, status: 400, code: "invalid_threshold"},
 		{name: "threshold zero", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":0}`, status: 400, code: "invalid_threshold", specRejects: true},
 		{name: "threshold fraction", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":1.5}`, status: 400, code: "invalid_threshold", specRejects: true},
 		{name: "threshold too big", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":1000001}`, status: 400, code: "invalid_threshold", specRejects: true},
