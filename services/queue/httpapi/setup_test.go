@@ -43,6 +43,7 @@ type options struct {
 	cookieSecure bool
 	redisAddr    string // default: the package's redis-server
 	redisDB      int
+	dialRetries  int // go-redis DialerRetries; 0: its default (5, 100 ms apart)
 	notifier     queue.Notifier
 	clock        *clock.Manual
 	prefix       string        // default: a unique one
@@ -93,7 +94,7 @@ func setup(t *testing.T, o options) *testBundle {
 		o.prefix = testenv.UniqueID(t) + ":"
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: o.redisAddr, DB: o.redisDB, MaxRetries: -1,
-		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, PoolSize: 64})
+		DialTimeout: time.Second, DialerRetries: o.dialRetries, ReadTimeout: 5 * time.Second, PoolSize: 64})
 	t.Cleanup(func() { rdb.Close() })
 	tier1, err := token.ParseKeyRing("t1:" + tier1Secret)
 	if err != nil {

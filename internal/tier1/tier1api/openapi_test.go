@@ -1,0 +1,470 @@
+package tier1api_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/jsonhttp"
+	"github.com/vwr-go/vwr/internal/openapitest"
+	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/tier1"
+	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+)
+
+func loadContract(t *testing.T) *openapitest.Contract {
+	t.Helper()
+	return openapitest.Load(t, filepath.Join(testenv.RepoRoot(t), "docs", "tier1-openapi.yaml"))
+}
+
+// TestOpenAPIDocumentMatchesRoutes: docs/tier1-openapi.yaml is a valid
+// OpenAPI document (openapitest.Load) whose operations are exactly the
+// routes the API registers.
+func TestOpenAPIDocumentMatchesRoutes(t *testing.T) {
+	t.Parallel()
+	c := loadContract(t)
+	routes := setup(t, setupOpts{}).api.Routes()
+	slices.Sort(routes)
+	if !slices.Equal(c.Operations(), routes) {
+		t.Fatalf("docs/tier1-openapi.yaml and the API disagree:\n spec: %v\n  API: %v", c.Operations(), routes)
+	}
+}
+
+// TestOpenAPIServers: the document's servers say where each fixture's route
+// is served. API Gateway serves it at its own path; CloudFront and vwr local
+// put /vwr-api in front.
+func TestOpenAPIServers(t *testing.T) {
+	t.Parallel()
+	c := loadContract(t)
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "events", "*.apigw.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no events/*.apigw.json (%v)", err)
+	}
+	for _, f := range files {
+		req := fixture(t, filepath.Base(f))
+		for _, tc := range []struct {
+			url    string
+			server int // index in the document's servers
+		}{
+			{"https://" + req.RequestContext.DomainName + req.RawPath, 0},
+			{"https://tickets.example.com/vwr-api" + req.RawPath, 1},
+			{"http://127.0.0.1:8080/vwr-api" + req.RawPath, 2},
+		} {
+			r, err := http.NewRequest("GET", tc.url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			server, _, rest := c.Doc.Servers.MatchURL(r.URL)
+			if server != c.Doc.Servers[tc.server] || rest != req.RawPath {
+				t.Errorf("%s: %s matched server %v with path %q, want server %q and %q",
+					filepath.Base(f), tc.url, server, rest, c.Doc.Servers[tc.server].URL, req.RawPath)
+			}
+		}
+	}
+}
+
+// t1target is the bundle an exchange runs on.
+type t1target int
+
+const (
+	iamAdmin       t1target = iota // the admin function trusts API Gateway's IAM context
+	bearerAdmin                    // VWR_ADMIN_TOKEN set, no IAM (vwr local)
+	deadStore                      // Redis unreachable
+	throttledStore                 // every enter throttled, as DynamoDB after the SDK's retries
+)
+
+// t1exchange is one request of TestOpenAPIContract and what must come back.
+type t1exchange struct {
+	name string
+	on   t1target
+	fn   func(b *testBundle) http.Handler // the function that serves the request
+	// req arranges the event's state (through the Service) and returns the
+	// API Gateway request.
+	req    func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest
+	status int
+	code   string // the error code; "" for a success
+	// specRejects: the document itself refuses the request.
+	specRejects bool
+	// unrouted: no operation has this method and path (405, unknown path).
+	unrouted bool
+	want     func(t *testing.T, resp events.APIGatewayV2HTTPResponse)
+}
+
+// fixedAdmissions stands in for the SQS consumer's stats table.
+type fixedAdmissions int64
+
+func (n fixedAdmissions) AdmittedLastMinute(context.Context, string) (int64, error) {
+	return int64(n), nil
+}
+
+var (
+	assignFn = func(b *testBundle) http.Handler { return b.assign }
+	checkFn  = func(b *testBundle) http.Handler { return b.check }
+	statusFn = func(b *testBundle) http.Handler { return b.status }
+	adminFn  = func(b *testBundle) http.Handler { return b.admin }
+	// localFn serves every route on one handler, as vwr local does.
+	localFn = func(b *testBundle) http.Handler { return b.api.Handler() }
+	// adminStatsFn is the admin function with VWR_ADMITTED_STATS_TABLE set.
+	adminStatsFn = func(b *testBundle) http.Handler {
+		d := b.deps
+		d.QueueAdmissions = fixedAdmissions(7)
+		return tier1api.New(d, b.adminOpt).Handler(tier1api.AdminRoutes...)
+	}
+)
+
+// send runs req through h behind the Lambdas' adapter (call) and validates
+// the request and the answer API Gateway would return against the document.
+func send(t *testing.T, c *openapitest.Contract, h http.Handler, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, matched bool, reqErr error) {
+	t.Helper()
+	// The request the handler sees, as the adapter builds it.
+	hr, err := (&core.RequestAccessorV2{}).EventToRequest(req)
+	if err != nil {
+		t.Fatalf("adapter request: %v", err)
+	}
+	body, err := io.ReadAll(hr.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp = call(t, h, req)
+	header := http.Header{}
+	for k, v := range resp.Headers {
+		header.Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		for _, v := range vs {
+			header.Add(k, v)
+		}
+	}
+	for _, ck := range resp.Cookies {
+		header.Add("Set-Cookie", ck)
+	}
+	out := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		if out, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ValidateResponse(t, hr, body, resp.StatusCode, header, out)
+	matched, reqErr = c.ValidateRequest(hr, body)
+	return resp, matched, reqErr
+}
+
+// at is fixture name pointed at event ev.
+func at(t *testing.T, name, ev string) events.APIGatewayV2HTTPRequest {
+	t.Helper()
+	return withEvent(fixture(t, name), ev)
+}
+
+func withBody(req events.APIGatewayV2HTTPRequest, body string) events.APIGatewayV2HTTPRequest {
+	req = withHeader(req, "content-length", strconv.Itoa(len(body)))
+	req.Body = body
+	return req
+}
+
+func withMethod(req events.APIGatewayV2HTTPRequest, method string) events.APIGatewayV2HTTPRequest {
+	req.RequestContext.HTTP.Method = method
+	return req
+}
+
+func withPath(req events.APIGatewayV2HTTPRequest, path string) events.APIGatewayV2HTTPRequest {
+	req.RawPath, req.RequestContext.HTTP.Path = path, path
+	return req
+}
+
+// fx is a request of fixture name on the case's event, unchanged otherwise.
+func fx(name string) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+	return func(t *testing.T, _ *testBundle, ev string) events.APIGatewayV2HTTPRequest { return at(t, name, ev) }
+}
+
+// fxOn is a request of fixture name on event ev, whatever the case's event.
+func fxOn(name, ev string) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+	return func(t *testing.T, _ *testBundle, _ string) events.APIGatewayV2HTTPRequest { return at(t, name, ev) }
+}
+
+// active is fx after activating the event (1 shard, batch 10).
+func active(name string, change ...func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+	return func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		b.activate(t, ev, 1, 10)
+		req := at(t, name, ev)
+		for _, f := range change {
+			req = f(req)
+		}
+		return req
+	}
+}
+
+func body(s string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest { return withBody(r, s) }
+}
+
+func method(m string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest { return withMethod(r, m) }
+}
+
+func header(k, v string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest { return withHeader(r, k, v) }
+}
+
+func bearerOf(tok string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest { return withBearer(r, tok) }
+}
+
+// placed activates the event, gives it one visitor, optionally serves them,
+// and returns a check of that visitor.
+func placed(served bool) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+	return func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		b.activate(t, ev, 1, 10)
+		a, err := b.svc.Assign(context.Background(), ev, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if served {
+			if _, err := b.svc.AdvanceBy(context.Background(), ev, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return withRequestID(at(t, "check.apigw.json", ev), a.RequestID)
+	}
+}
+
+func wantCookie(set bool) func(*testing.T, events.APIGatewayV2HTTPResponse) {
+	return func(t *testing.T, resp events.APIGatewayV2HTTPResponse) {
+		t.Helper()
+		if (len(resp.Cookies) == 1) != set || len(resp.Cookies) > 1 {
+			t.Fatalf("cookies %v, want the pass cookie: %v", resp.Cookies, set)
+		}
+	}
+}
+
+func wantHeader(k, v string) func(*testing.T, events.APIGatewayV2HTTPResponse) {
+	return func(t *testing.T, resp events.APIGatewayV2HTTPResponse) {
+		t.Helper()
+		if got := resp.Headers[http.CanonicalHeaderKey(k)]; got != v {
+			t.Fatalf("%s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+func wantBodyHas(field string, has bool) func(*testing.T, events.APIGatewayV2HTTPResponse) {
+	return func(t *testing.T, resp events.APIGatewayV2HTTPResponse) {
+		t.Helper()
+		if got := decode[map[string]any](t, resp); (got[field] != nil) != has {
+			t.Fatalf("body %s: has %q = %v, want %v", resp.Body, field, got[field] != nil, has)
+		}
+	}
+}
+
+// TestOpenAPIContract feeds the real handlers, on a real redis-server, the
+// events/*.apigw.json requests (varied per case) through the Lambdas'
+// adapter, and validates each request and each answer (status, declared
+// headers, body) against docs/tier1-openapi.yaml; in the end every answer
+// the document promises must have been produced.
+func TestOpenAPIContract(t *testing.T) {
+	t.Parallel()
+	c := loadContract(t)
+	// One dial attempt: the refused connection is the point, not go-redis's backoff.
+	dead := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), MaxRetries: -1,
+		DialTimeout: 200 * time.Millisecond, DialerRetries: 1})
+	t.Cleanup(func() { _ = dead.Close() })
+	bundles := map[t1target]*testBundle{
+		iamAdmin:       setup(t, setupOpts{trustIAM: true}),
+		bearerAdmin:    setup(t, setupOpts{token: adminToken}),
+		deadStore:      setup(t, setupOpts{rdb: dead, trustIAM: true}),
+		throttledStore: setup(t, setupOpts{trustIAM: true, store: func(s tier1.Store) tier1.Store { return throttling{s} }}),
+	}
+	big := strings.Repeat("x", jsonhttp.MaxBodyBytes+1)
+	replay := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		b.activate(t, ev, 1, 10)
+		req := at(t, "assign.apigw.json", ev)
+		if _, err := b.svc.Assign(context.Background(), ev, req.Headers["idempotency-key"]); err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	deactivated := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		b.activate(t, ev, 1, 10)
+		if _, err := b.svc.Deactivate(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+		return at(t, "assign.apigw.json", ev)
+	}
+	shardChange := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		b.activate(t, ev, 1, 10)
+		if _, err := b.svc.Assign(context.Background(), ev, ""); err != nil {
+			t.Fatal(err)
+		}
+		return at(t, "admin-activate.apigw.json", ev) // asks for 4 shards
+	}
+	otherEvent := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		other := "o" + ev[1:]
+		if other == ev {
+			other = "p" + ev[1:]
+		}
+		return withEvent(placed(false)(t, b, other), ev)
+	}
+
+	cases := []t1exchange{
+		// 200s and 201s
+		{name: "assign position", fn: assignFn, req: active("assign.apigw.json"), status: 201, want: wantHeader("Idempotent-Replayed", "")},
+		{name: "assign replay", fn: assignFn, req: replay, status: 201, want: wantHeader("Idempotent-Replayed", "true")},
+		{name: "assign without idempotency key", fn: assignFn, req: active("assign.apigw.json", header("idempotency-key", "")), status: 201},
+		{name: "assign never activated", fn: assignFn, req: fx("assign.apigw.json"), status: 200, want: wantCookie(true)},
+		{name: "assign deactivated", fn: assignFn, req: deactivated, status: 200, want: wantCookie(true)},
+		{name: "assign on vwr local", fn: localFn, req: active("assign.apigw.json"), status: 201},
+		{name: "check waiting", fn: checkFn, req: placed(false), status: 200, want: wantCookie(false)},
+		{name: "check admitted", fn: checkFn, req: placed(true), status: 200, want: wantCookie(true)},
+		{name: "status active", fn: statusFn, req: active("status.apigw.json"), status: 200},
+		{name: "status never activated", fn: statusFn, req: fx("status.apigw.json"), status: 200},
+		{name: "activate", fn: adminFn, req: fx("admin-activate.apigw.json"), status: 200},
+		{name: "activate defaults", fn: adminFn, req: func(t *testing.T, _ *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			return withBody(at(t, "admin-activate.apigw.json", ev), "")
+		}, status: 200},
+		{name: "activate with bearer", on: bearerAdmin, fn: adminFn, req: func(t *testing.T, _ *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			return withBearer(at(t, "admin-activate.apigw.json", ev), adminToken)
+		}, status: 200},
+		{name: "deactivate", fn: adminFn, req: active("admin-deactivate.apigw.json"), status: 200},
+		{name: "pause", fn: adminFn, req: active("admin-pause.apigw.json"), status: 200},
+		{name: "resume", fn: adminFn, req: active("admin-resume.apigw.json", body("{}"), header("content-type", "application/json")), status: 200},
+		{name: "admin status", fn: adminFn, req: active("admin-status.apigw.json"), status: 200, want: wantBodyHas("queueAdmittedLastMinute", false)},
+		{name: "admin status with queue admissions", fn: adminStatsFn, req: active("admin-status.apigw.json"), status: 200, want: wantBodyHas("queueAdmittedLastMinute", true)},
+		{name: "advance", fn: adminFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			placed(false)(t, b, ev)
+			return at(t, "admin-advance.apigw.json", ev)
+		}, status: 200},
+
+		// 400s
+		{name: "assign bad event", fn: assignFn, req: fxOn("assign.apigw.json", "bad id!"), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "assign long event", fn: assignFn, req: fxOn("assign.apigw.json", strings.Repeat("e", 65)), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "assign bad idempotency key", fn: assignFn, req: active("assign.apigw.json", header("idempotency-key", "not/valid")), status: 400, code: "invalid_idempotency_key", specRejects: true},
+		{name: "check bad request id", fn: checkFn, req: func(t *testing.T, _ *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			return withRequestID(at(t, "check.apigw.json", ev), "a.b")
+		}, status: 400, code: "invalid_request_id", specRejects: true},
+		{name: "check bad event", fn: checkFn, req: fxOn("check.apigw.json", "a.b"), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "status bad event", fn: statusFn, req: fxOn("status.apigw.json", "b.d"), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "activate bad event", fn: adminFn, req: fxOn("admin-activate.apigw.json", "x y"), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "activate not json", fn: adminFn, req: active("admin-activate.apigw.json", body("{shards:4")), status: 400, code: "invalid_body", specRejects: true},
+		{name: "activate unknown field", fn: adminFn, req: active("admin-activate.apigw.json", body(`{"shards":4,"owner":"me"}`)), status: 400, code: "invalid_body", specRejects: true},
+		{name: "activate text/plain", fn: adminFn, req: active("admin-activate.apigw.json", header("content-type", "text/plain")), status: 400, code: "invalid_body", specRejects: true},
+		// JSON Schema cannot see a repeated key; the strict decoder can.
+		{name: "activate duplicate key", fn: adminFn, req: active("admin-activate.apigw.json", body(`{"shards":4,"shards":2}`)), status: 400, code: "invalid_body"},
+		{name: "activate too many shards", fn: adminFn, req: active("admin-activate.apigw.json", body(`{"shards":65,"batchSize":10}`)), status: 400, code: "invalid_config", specRejects: true},
+		{name: "activate negative batch", fn: adminFn, req: active("admin-activate.apigw.json", body(`{"shards":1,"batchSize":-1}`)), status: 400, code: "invalid_config", specRejects: true},
+		// Only the store knows positions exist.
+		{name: "activate shard change", fn: adminFn, req: shardChange, status: 400, code: "invalid_config"},
+		{name: "deactivate bad event", fn: adminFn, req: fxOn("admin-deactivate.apigw.json", "x.y"), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "pause with body", fn: adminFn, req: active("admin-pause.apigw.json", body(`{"paused":false}`)), status: 400, code: "invalid_body", specRejects: true},
+		{name: "resume with array", fn: adminFn, req: active("admin-resume.apigw.json", body(`[]`), header("content-type", "application/json")), status: 400, code: "invalid_body", specRejects: true},
+		{name: "admin status with body", fn: adminFn, req: active("admin-status.apigw.json", body(`{"x":1}`)), status: 400, code: "invalid_body", specRejects: true},
+		{name: "advance zero", fn: adminFn, req: active("admin-advance.apigw.json", body(`{"by":0}`)), status: 400, code: "invalid_config", specRejects: true},
+		{name: "advance without body", fn: adminFn, req: active("admin-advance.apigw.json", body("")), status: 400, code: "invalid_config", specRejects: true},
+		// JSON Schema counts 1e3 as the integer 1000; the decoder wants it written as one.
+		{name: "advance exponent", fn: adminFn, req: active("admin-advance.apigw.json", body(`{"by":1e3}`)), status: 400, code: "invalid_body"},
+		{name: "advance string", fn: adminFn, req: active("admin-advance.apigw.json", body(`{"by":"10"}`)), status: 400, code: "invalid_body", specRejects: true},
+
+		// 401s
+		{name: "activate without credentials", on: bearerAdmin, fn: adminFn, req: active("admin-activate.apigw.json", withoutIAM), status: 401, code: "unauthorized", specRejects: true},
+		{name: "deactivate wrong bearer", on: bearerAdmin, fn: adminFn, req: active("admin-deactivate.apigw.json", bearerOf(adminToken+"x")), status: 401, code: "unauthorized"},
+		{name: "pause basic scheme", on: bearerAdmin, fn: adminFn, req: active("admin-pause.apigw.json", withoutIAM, header("authorization", "Basic "+adminToken)), status: 401, code: "unauthorized", specRejects: true},
+		// vwr local never fills in an IAM context, so a signature is not enough.
+		{name: "resume SigV4 on vwr local", on: bearerAdmin, fn: adminFn, req: active("admin-resume.apigw.json"), status: 401, code: "unauthorized"},
+		{name: "admin status bearer disabled", fn: adminFn, req: active("admin-status.apigw.json", bearerOf("anything")), status: 401, code: "unauthorized"},
+		{name: "advance without credentials", fn: adminFn, req: active("admin-advance.apigw.json", withoutIAM), status: 401, code: "unauthorized", specRejects: true},
+
+		// 404s
+		{name: "check unknown request id", fn: checkFn, req: active("check.apigw.json"), status: 404, code: "not_found"},
+		{name: "check request id of another event", fn: checkFn, req: otherEvent, status: 404, code: "not_found"},
+		{name: "deactivate never activated", fn: adminFn, req: fx("admin-deactivate.apigw.json"), status: 404, code: "not_found"},
+		{name: "pause never activated", fn: adminFn, req: fx("admin-pause.apigw.json"), status: 404, code: "not_found"},
+		{name: "resume never activated", fn: adminFn, req: fx("admin-resume.apigw.json"), status: 404, code: "not_found"},
+		{name: "admin status never activated", fn: adminFn, req: fx("admin-status.apigw.json"), status: 404, code: "not_found"},
+		{name: "advance never activated", fn: adminFn, req: fx("admin-advance.apigw.json"), status: 404, code: "not_found"},
+		{name: "assign without event", fn: assignFn, req: fxOn("assign.apigw.json", ""), status: 404, code: "not_found", unrouted: true},
+		{name: "unknown admin route", fn: adminFn, req: func(t *testing.T, _ *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			return withPath(at(t, "admin-status.apigw.json", ev), "/vwr/admin/purge/"+ev)
+		}, status: 404, code: "not_found", unrouted: true},
+		{name: "unknown path on vwr local", fn: localFn, req: func(t *testing.T, _ *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			return withPath(at(t, "status.apigw.json", ev), "/vwr/queue/"+ev)
+		}, status: 404, code: "not_found", unrouted: true},
+
+		// 405s: every path once.
+		{name: "assign GET", fn: assignFn, req: active("assign.apigw.json", method("GET")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "check POST", fn: checkFn, req: active("check.apigw.json", method("POST")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "status DELETE", fn: statusFn, req: active("status.apigw.json", method("DELETE")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "activate GET", fn: adminFn, req: active("admin-activate.apigw.json", method("GET")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "deactivate PUT", fn: adminFn, req: active("admin-deactivate.apigw.json", method("PUT")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "pause GET", fn: adminFn, req: active("admin-pause.apigw.json", method("GET")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "resume PATCH", fn: adminFn, req: active("admin-resume.apigw.json", method("PATCH")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "admin status POST", fn: adminFn, req: active("admin-status.apigw.json", method("POST")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "advance GET on vwr local", fn: localFn, req: active("admin-advance.apigw.json", method("GET")), status: 405, code: "method_not_allowed", unrouted: true},
+
+		// 413s: every route, GET routes included. Only activate and advance
+		// document a body the size of which the document cannot limit.
+		{name: "assign too large", fn: assignFn, req: active("assign.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "assign too large, base64", fn: assignFn, req: active("assign.apigw.json", func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+			r.Body, r.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(big)), true
+			return r
+		}), status: 413, code: "body_too_large", specRejects: true},
+		{name: "check too large", fn: checkFn, req: active("check.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "status too large", fn: statusFn, req: active("status.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "activate too large", fn: adminFn, req: active("admin-activate.apigw.json", body(`{"shards":1,"pad":"`+big+`"}`)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "deactivate too large", fn: adminFn, req: active("admin-deactivate.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "pause too large", fn: adminFn, req: active("admin-pause.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "resume too large", fn: adminFn, req: active("admin-resume.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "admin status too large", fn: adminFn, req: active("admin-status.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "advance too large", fn: adminFn, req: active("admin-advance.apigw.json", body(`{"by":1,"pad":"`+big+`"}`)), status: 413, code: "body_too_large", specRejects: true},
+
+		// 503s
+		{name: "assign store down", on: deadStore, fn: assignFn, req: fx("assign.apigw.json"), status: 503, code: "unavailable"},
+		{name: "assign throttled", on: throttledStore, fn: assignFn, req: active("assign.apigw.json"), status: 503, code: "throttled"},
+		{name: "check store down", on: deadStore, fn: checkFn, req: fx("check.apigw.json"), status: 503, code: "unavailable"},
+		{name: "status store down", on: deadStore, fn: statusFn, req: fx("status.apigw.json"), status: 503, code: "unavailable"},
+		{name: "activate store down", on: deadStore, fn: adminFn, req: fx("admin-activate.apigw.json"), status: 503, code: "unavailable"},
+		{name: "deactivate store down", on: deadStore, fn: adminFn, req: fx("admin-deactivate.apigw.json"), status: 503, code: "unavailable"},
+		{name: "pause store down", on: deadStore, fn: adminFn, req: fx("admin-pause.apigw.json"), status: 503, code: "unavailable"},
+		{name: "resume store down", on: deadStore, fn: adminFn, req: fx("admin-resume.apigw.json"), status: 503, code: "unavailable"},
+		{name: "admin status store down", on: deadStore, fn: adminFn, req: fx("admin-status.apigw.json"), status: 503, code: "unavailable"},
+		{name: "advance store down", on: deadStore, fn: adminFn, req: fx("admin-advance.apigw.json"), status: 503, code: "unavailable"},
+	}
+	t.Run("exchanges", func(t *testing.T) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				b := bundles[tc.on]
+				ev := testenv.UniqueID(t)
+				resp, matched, reqErr := send(t, c, tc.fn(b), tc.req(t, b, ev))
+				if tc.code != "" {
+					wantError(t, resp, tc.status, tc.code)
+				} else {
+					wantStatus(t, resp, tc.status)
+				}
+				if tc.want != nil {
+					tc.want(t, resp)
+				}
+				switch {
+				case matched == tc.unrouted:
+					t.Errorf("the document has an operation for this request: %v, want %v", matched, !tc.unrouted)
+				case matched && tc.specRejects && reqErr == nil:
+					t.Errorf("docs/tier1-openapi.yaml accepts the request the API refused with %s", tc.code)
+				case matched && !tc.specRejects && reqErr != nil:
+					t.Errorf("docs/tier1-openapi.yaml refuses the request: %v", reqErr)
+				}
+			})
+		}
+	})
+
+	if missing := c.Unanswered(); len(missing) > 0 {
+		t.Errorf("docs/tier1-openapi.yaml promises answers no exchange produced:\n  %s", strings.Join(missing, "\n  "))
+	}
+}
