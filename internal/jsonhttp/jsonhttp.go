@@ -149,17 +149,20 @@ func isJSON(contentType string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }
 
-// RequireEmpty refuses a body on routes that take none ({} and white space
-// are let through), rather than silently ignoring it.
+// RequireEmpty refuses a body on routes that take none, rather than silently
+// ignoring it. White space, and {} sent as application/json, are let through.
 func RequireEmpty(r *http.Request) error {
 	b, err := ReadBody(r)
 	if err != nil {
 		return err
 	}
-	if s := strings.TrimSpace(string(b)); s != "" && s != "{}" {
-		return ErrInvalidBody
+	switch s := strings.TrimSpace(string(b)); {
+	case s == "":
+		return nil
+	case s == "{}" && isJSON(r.Header.Get("Content-Type")):
+		return nil
 	}
-	return nil
+	return ErrInvalidBody
 }
 
 // Route is one endpoint: a ServeMux pattern ("POST /vwr/assign/{eventId}")

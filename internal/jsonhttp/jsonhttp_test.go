@@ -128,8 +128,14 @@ func TestBodyLimit(t *testing.T) {
 		t.Fatalf("RequireEmpty with a body: %v", err)
 	}
 	r = httptest.NewRequest("POST", "/", strings.NewReader(` {} `))
+	r.Header.Set("Content-Type", "application/json")
 	if err := RequireEmpty(r); err != nil {
 		t.Fatalf("RequireEmpty with {}: %v", err)
+	}
+	r = httptest.NewRequest("POST", "/", strings.NewReader(`{}`))
+	r.Header.Set("Content-Type", "text/plain")
+	if err := RequireEmpty(r); err != ErrInvalidBody {
+		t.Fatalf("RequireEmpty with {} as text/plain: %v", err)
 	}
 }
 

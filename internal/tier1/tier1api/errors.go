@@ -33,6 +33,10 @@ func failure(err error) *jsonhttp.Error {
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: "shards, batchSize or by out of range"}
 	case errors.Is(err, tier1.ErrNotFound):
 		return &jsonhttp.Error{Status: http.StatusNotFound, Code: "not_found", Message: "unknown event, or unknown request id for this event"}
+	case errors.Is(err, tier1.ErrConflict):
+		// The Service retries lost conditional writes; still losing means
+		// other writers keep moving the event, which passes.
+		return jsonhttp.Unavailable("busy", "the event is being changed by another request; retry shortly")
 	case errors.Is(err, tier1.ErrThrottled):
 		return jsonhttp.Unavailable("throttled", "too many requests right now; retry shortly")
 	case errors.Is(err, tier1.ErrUnavailable):

@@ -663,3 +663,25 @@ func TestRequestLogLevels(t *testing.T) {
 		t.Fatalf("outage log line = %v", line)
 	}
 }
+
+// conflicting wraps a real store whose serving-counter writes always lose,
+// as when other advancers keep moving the event.
+type conflicting struct{ tier1.Store }
+
+func (conflicting) Advance(context.Context, tier1.AdvanceWrite) error { return tier1.ErrConflict }
+
+// TestLostConditionalWritesAreBusy: an admin advance that keeps losing its
+// compare-and-set after the Service's retries is a 503 to retry, not a 500.
+func TestLostConditionalWritesAreBusy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{trustIAM: true, store: func(s tier1.Store) tier1.Store { return conflicting{s} }})
+	b.activate(t, fixtureEvent, 1, 10)
+	if _, err := b.svc.Assign(context.Background(), fixtureEvent, ""); err != nil {
+		t.Fatal(err)
+	}
+	resp := call(t, b.admin, fixture(t, "admin-advance.apigw.json"))
+	wantError(t, resp, 503, "busy")
+	if resp.Headers["Retry-After"] != "2" {
+		t.Fatalf("busy without Retry-After: %v", resp.Headers)
+	}
+}
