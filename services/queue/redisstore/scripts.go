@@ -35,7 +35,7 @@ var (
 var (
 	// checkScript joins or refreshes a user: the whole of a check request.
 	checkScript = redis.NewScript(lib + checkLua)
-	// touchScript refreshes a heartbeat for status and heartbeat requests.
+	// touchScript refreshes a queued user's heartbeat for status and heartbeat requests.
 	touchScript = redis.NewScript(lib + touchLua)
 	// leaveScript removes a user from line and active set.
 	leaveScript = redis.NewScript(lib + leaveLua)

@@ -1,7 +1,8 @@
--- touch.lua: refresh a queued or active user's heartbeat; join nobody.
+-- touch.lua: refresh a queued user's heartbeat and report where a queued or
+-- active user stands; join nobody.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, active-seen, threshold,
---               admissions, rank-pending, retired)
+-- KEYS[1..7] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
 -- ARGV[3] -> default threshold
@@ -13,8 +14,8 @@
 local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
-drop_expired(KEYS[2], KEYS[4], now)
-local th = threshold_of(KEYS[5], ARGV[3])
+drop_expired(KEYS[2], now)
+local th = threshold_of(KEYS[4], ARGV[3])
 
 local r = redis.call('ZRANK', KEYS[1], uid)
 if r then
@@ -23,7 +24,6 @@ if r then
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
 if exp then
-  redis.call('ZADD', KEYS[4], now, uid)
   return view('active', 0, 0, KEYS, th, since, tonumber(exp), 0)
 end
 return view('', 0, 0, KEYS, th, since, 0, 0)
