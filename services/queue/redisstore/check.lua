@@ -20,8 +20,11 @@
 --
 -- Returns {status ("queued"|"active"), activated (0|1), rank (0-based),
 -- queue size, active count, threshold, admissions in window, expiry ms (0
--- when queued), relist (1 when the retired tombstone was found and removed:
--- the caller must SADD the event to the active set again)}.
+-- when queued), relist (the retired tombstone's token, or "" when there is
+-- none)}. With a token the caller must SADD the event to the active set
+-- again and then clear the tombstone with release.lua. The tombstone stays
+-- until then, so every check that runs before the event is listed again
+-- relists it itself.
 local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
@@ -48,6 +51,5 @@ else
   end
 end
 
-local relist = 0
-if redis.call('DEL', KEYS[7]) == 1 then relist = 1 end
+local relist = redis.call('GET', KEYS[7]) or ''
 return view(status, activated, rank, KEYS, th, since, expires, relist)

@@ -31,7 +31,7 @@ end
 
 -- view is the reply every user-facing script returns:
 -- {status, activated, rank, queue size, active count, threshold,
---  admitted in window, expires ms, relist}.
+--  admitted in window, expires ms, relist token or ""}.
 local function view(status, activated, rank, keys, th, since, expires, relist)
   return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
     th, admitted_since(keys[5], since), expires, relist}

@@ -9,8 +9,8 @@
 -- ARGV[4] -> rate window ms
 --
 -- Returns the reply of check.lua, with status "" when the user is neither
--- queued nor active (then only the counters are meaningful), activated and
--- relist always 0.
+-- queued nor active (then only the counters are meaningful), activated
+-- always 0 and relist always "".
 local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
@@ -20,10 +20,10 @@ local th = threshold_of(KEYS[4], ARGV[3])
 local r = redis.call('ZRANK', KEYS[1], uid)
 if r then
   redis.call('ZADD', KEYS[3], now, uid)
-  return view('queued', 0, r, KEYS, th, since, 0, 0)
+  return view('queued', 0, r, KEYS, th, since, 0, '')
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
 if exp then
-  return view('active', 0, 0, KEYS, th, since, tonumber(exp), 0)
+  return view('active', 0, 0, KEYS, th, since, tonumber(exp), '')
 end
-return view('', 0, 0, KEYS, th, since, 0, 0)
+return view('', 0, 0, KEYS, th, since, 0, '')
