@@ -525,6 +525,45 @@ func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 	}
 }
 
+// TestCleanupTakesTheEventLock: stale cleanup skips an event whose
+// admission lock another worker holds, and releases the lock it took.
+func TestCleanupTakesTheEventLock(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour})
+	b.check(t, "a", 1)
+	b.check(t, "silent", 2)
+	b.clk.Advance(2 * time.Minute)
+	if ok, err := b.store.Lock(b.ctx, b.ev, "someone-else", queue.LockTTL); err != nil || !ok {
+		t.Fatalf("Lock: %v, %v", ok, err)
+	}
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 0 {
+		t.Fatalf("CleanupOnce under a foreign lock = %d, %v; want the event skipped", n, err)
+	}
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "silent"}); err != nil || v.Status != queue.StatusQueued {
+		t.Fatalf("silent after a skipped cleanup: %+v, %v", v, err)
+	}
+	b.clk.Advance(2 * time.Minute) // the status call above was a heartbeat
+	if ok, err := b.store.Unlock(b.ctx, b.ev, "someone-else"); err != nil || !ok {
+		t.Fatalf("Unlock: %v, %v", ok, err)
+	}
+	b.rec.mu.Lock()
+	locks := b.rec.scripts["lock"]
+	b.rec.mu.Unlock()
+	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("CleanupOnce after unlock = %d, %v; want the silent user", n, err)
+	}
+	b.rec.mu.Lock()
+	took, cleaned, released := b.rec.scripts["lock"]-locks, b.rec.scripts["cleanup"], b.rec.scripts["unlock"]
+	b.rec.mu.Unlock()
+	if took != 1 || cleaned != 1 || released != 1 {
+		t.Fatalf("cleanup took %d locks, ran %d cleanups, released %d locks; want 1 each", took, cleaned, released)
+	}
+	if ok, err := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); err != nil || !ok {
+		t.Fatalf("cleanup left its lock behind (%v)", err)
+	}
+}
+
 func TestWorkerCleanupAndRetire(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour})
