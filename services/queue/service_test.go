@@ -113,6 +113,23 @@ func (b *testBundle) slotFreedForB(t *testing.T) {
 	}
 }
 
+// leave removes uid, failing the test unless it was queued or active.
+func (b *testBundle) leave(t *testing.T, uid string) {
+	t.Helper()
+	if removed, err := b.svc.Leave(b.ctx, b.ev, uid); err != nil || !removed {
+		t.Fatalf("Leave(%s) = %v, %v; want removed", uid, removed, err)
+	}
+}
+
+// admitOnce runs one admission pass of w and fails the test on an error or
+// unless it admitted want users.
+func (b *testBundle) admitOnce(t *testing.T, w *queue.Worker, want int) {
+	t.Helper()
+	if n, err := w.AdmitOnce(b.ctx); err != nil || n != want {
+		t.Fatalf("AdmitOnce = %d, %v; want %d admitted", n, err, want)
+	}
+}
+
 func (b *testBundle) check(t *testing.T, uid string, pos int64) queue.View {
 	t.Helper()
 	v, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: uid, Position: pos})
@@ -249,15 +266,15 @@ func TestStatusHeartbeatLeave(t *testing.T) {
 	if err != nil || !removed {
 		t.Fatalf("leave a: %v, %v", removed, err)
 	}
-	if removed, _ := b.svc.Leave(b.ctx, b.ev, "a"); removed {
-		t.Fatal("second leave reported a removal")
+	if removed, err := b.svc.Leave(b.ctx, b.ev, "a"); err != nil || removed {
+		t.Fatalf("second leave = %v, %v; want nothing removed", removed, err)
 	}
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 1 {
 		t.Fatalf("AdmitOnce = %d, %v; want b admitted into the freed slot", n, err)
 	}
-	if v, _ := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "b"}); v.Status != queue.StatusActive {
-		t.Fatalf("b after admission: %+v", v)
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "b"}); err != nil || v.Status != queue.StatusActive {
+		t.Fatalf("b after admission: %+v, %v", v, err)
 	}
 }
 
@@ -301,8 +318,8 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 	}
 	if n, err := b.rdb.DBSize(b.ctx).Result(); err != nil {
 		t.Fatal(err)
-	} else if keys, _ := b.rdb.Keys(b.ctx, "*"+b.ev+"*").Result(); len(keys) != 0 {
-		t.Fatalf("rejected calls wrote %v (db has %d keys)", keys, n)
+	} else if keys, err := b.rdb.Keys(b.ctx, "*"+b.ev+"*").Result(); err != nil || len(keys) != 0 {
+		t.Fatalf("rejected calls wrote %v, %v (db has %d keys)", keys, err, n)
 	}
 	for _, n := range []int64{1, 1_000_000} {
 		if err := b.svc.SetThreshold(b.ctx, b.ev, n); err != nil {
@@ -520,8 +537,8 @@ func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 		t.Fatalf("after unlock: %d, %v", n, err)
 	}
 	// The worker released its own lock.
-	if ok, _ := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); !ok {
-		t.Fatal("worker left its lock behind")
+	if ok, err := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); err != nil || !ok {
+		t.Fatalf("worker left its lock behind (%v)", err)
 	}
 }
 
@@ -585,16 +602,16 @@ func TestWorkerCleanupAndRetire(t *testing.T) {
 	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "alive"}); err != nil || v.Position != 1 {
 		t.Fatalf("alive: %+v, %v", v, err)
 	}
-	b.svc.Leave(b.ctx, b.ev, "a")
-	b.svc.Leave(b.ctx, b.ev, "alive")
-	w.AdmitOnce(b.ctx) // drains the pending ranking count
-	w.AdmitOnce(b.ctx) // retires
-	if evs, _ := b.store.ActiveEvents(b.ctx); containsStr(evs, b.ev) {
-		t.Fatalf("empty event still listed: %v", evs)
+	b.leave(t, "a")
+	b.leave(t, "alive")
+	b.admitOnce(t, w, 0) // drains the pending ranking count
+	b.admitOnce(t, w, 0) // retires
+	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || containsStr(evs, b.ev) {
+		t.Fatalf("empty event still listed: %v, %v", evs, err)
 	}
 	b.check(t, "late", 9)
-	if evs, _ := b.store.ActiveEvents(b.ctx); !containsStr(evs, b.ev) {
-		t.Fatal("a new join did not list the event")
+	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || !containsStr(evs, b.ev) {
+		t.Fatalf("a new join did not list the event: %v, %v", evs, err)
 	}
 }
 
@@ -656,13 +673,18 @@ func TestFlushSelfHeal(t *testing.T) {
 			t.Fatalf("p%02d after the flush: %+v, %v", p, v, err)
 		}
 	}
-	b.svc.Leave(b.ctx, b.ev, "x")
-	b.svc.Leave(b.ctx, b.ev, "y")
+	b.leave(t, "x")
+	b.leave(t, "y")
 	before := len(b.rec.users())
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	for i := 0; i < users; i++ {
-		w.AdmitOnce(b.ctx)
+		// Threshold 2, but x and y left: the first pass fills both slots,
+		// then each expiry frees both again.
+		b.admitOnce(t, w, min(2, users-2*i))
 		b.clk.Advance(queue.DefaultActiveTTL)
+		if len(b.rec.users())-before == users {
+			break
+		}
 	}
 	got := b.rec.users()[before:]
 	for i, uid := range got {

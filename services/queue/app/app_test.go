@@ -218,7 +218,20 @@ func TestOpenServesAndShutsDownGracefully(t *testing.T) {
 	}()
 	<-started
 	cancel()
-	time.Sleep(50 * time.Millisecond)
+	// Shutdown has begun once the listener refuses new connections; only
+	// then may the in-flight request finish. The deadline is a hang guard.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepts 10s after cancel")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	close(release)
 	if got := <-slow; got != "done" {
 		t.Fatalf("in-flight request during shutdown: %q", got)

@@ -481,9 +481,11 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 				t.Fatalf("%s TTL %v, want %v", key, got, ttl)
 			}
 			// A key that has a TTL keeps it: shorten it and admit again.
-			f.s.rdb.Expire(f.ctx, full, time.Hour)
+			if err := f.s.rdb.Expire(f.ctx, full, time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		f.s.Leave(f.ctx, f.ev, "direct")
+		f.leave("direct")
 		if res := f.admit(now, 2, 10); len(res.Admitted) != 1 {
 			t.Fatalf("second pass admitted %v", res.Admitted)
 		}
@@ -512,7 +514,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			want  bool
 		}{{"queued and active", "", false}, {"active only", "b", false}, {"rank pending only", "a", false}} {
 			if c.leave != "" {
-				f.s.Leave(f.ctx, f.ev, c.leave)
+				f.leave(c.leave)
 			}
 			removed, err := f.s.Retire(f.ctx, f.ev)
 			if err != nil || removed != c.want || !f.listed() {
@@ -626,7 +628,9 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		// Losing every key of the event (the service test runs a real
 		// FLUSHDB; this store shares its Redis with parallel tests).
 		for _, k := range append(f.s.k.eventKeys(f.ev), f.s.k.activeEvents()) {
-			f.s.rdb.Del(f.ctx, k)
+			if err := f.s.rdb.Del(f.ctx, k).Err(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		f.check("x", 0, t0.Add(time.Second), 1)
 		for _, p := range []int64{4, 2, 5, 3} {

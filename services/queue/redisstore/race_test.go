@@ -30,7 +30,9 @@ func TestSeedRetireLosesEvents(t *testing.T) {
 			}
 			f.check("a", 1, t0, 1) // ...someone joins (activated: ZADD + SADD)...
 			f.check("b", 2, t0, 1) // ...someone queues behind them...
-			f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev)
+			if err := f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+				t.Fatal(err)
+			}
 			if f.listed() || f.zcard(f.s.k.queue(f.ev)) != 1 {
 				t.Fatal("seed interleaving did not lose the event")
 			}
