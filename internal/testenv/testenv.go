@@ -1,7 +1,7 @@
 // Package testenv starts the real backends vwr's tests run against: a private
-// redis-server (standalone or a 3-node cluster) and a moto server standing in
-// for DynamoDB, SQS and EventBridge. Servers are started once per test binary
-// on loopback ports and die with it. A missing binary fails the test and
+// redis-server (standalone, TLS with a password, or a 3-node cluster) and a
+// moto server standing in for DynamoDB, SQS and EventBridge. Servers are
+// started once per test binary on loopback ports and die with it. A missing binary fails the test and
 // names the make target that installs it; nothing is ever skipped.
 //
 // Ports: moto listens on port 0 and reports the port it got. redis-server
@@ -13,8 +13,16 @@ package testenv
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -181,8 +189,9 @@ var errLostPort = errors.New("port taken by another process")
 // waitRedis waits until the redis-server s answers on addr as itself (INFO
 // reports its process id). It returns errLostPort when s exited because its
 // port was in use, or another server answers there.
-func waitRedis(s *server, addr string) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
+func waitRedis(s *server, addr string, tlsConf *tls.Config, password string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tlsConf, Password: password, MaxRetries: -1,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
 	defer c.Close()
 	want := "process_id:" + strconv.Itoa(s.cmd.Process.Pid)
 	deadline := time.Now().Add(20 * time.Second)
@@ -212,6 +221,14 @@ func waitRedis(s *server, addr string) error {
 // when another process takes one first.
 func startRedisNode(tb testing.TB, extra ...string) (string, *server) {
 	tb.Helper()
+	return startRedis(tb, nil, "", extra...)
+}
+
+// startRedis is startRedisNode; with tlsConf (a client configuration that
+// trusts the server) the port is a TLS port and the plain one is off, and
+// password is what the server requires.
+func startRedis(tb testing.TB, tlsConf *tls.Config, password string, extra ...string) (string, *server) {
+	tb.Helper()
 	bin := lookBinary(tb, "VWR_REDIS_SERVER", "redis-server", "/usr/bin/redis-server")
 	cluster := false
 	for _, a := range extra {
@@ -224,17 +241,18 @@ func startRedisNode(tb testing.TB, extra ...string) (string, *server) {
 		if err != nil {
 			tb.Fatalf("testenv: temp dir: %v", err)
 		}
-		args := append([]string{
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir,
-		}, extra...)
+		args := []string{"--port", strconv.Itoa(port)}
+		if tlsConf != nil {
+			args = []string{"--port", "0", "--tls-port", strconv.Itoa(port)}
+		}
+		args = append(append(args, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir), extra...)
 		if cluster {
 			// The default bus port, port+10000, may be taken or beyond 65535.
 			args = append(args, "--cluster-port", strconv.Itoa(pickPort(tb)))
 		}
 		s := start(tb, bin, args, dir)
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if last = waitRedis(s, addr); last == nil {
+		if last = waitRedis(s, addr, tlsConf, password); last == nil {
 			return addr, s
 		}
 		s.discard()
@@ -272,9 +290,10 @@ func (s *shared[T]) get(tb testing.TB, start func(testing.TB) T) T {
 }
 
 var (
-	redisServer   shared[string]
-	clusterServer shared[[]string]
-	motoServer    shared[string]
+	redisServer    shared[string]
+	tlsRedisServer shared[TLSRedis]
+	clusterServer  shared[[]string]
+	motoServer     shared[string]
 )
 
 // Redis returns the address (host:port) of this test binary's private
@@ -286,6 +305,72 @@ func Redis(tb testing.TB) string {
 		addr, _ := startRedisNode(tb)
 		return addr
 	})
+}
+
+// TLSRedis is a private redis-server that, like ElastiCache with in-transit
+// encryption and AUTH, speaks only TLS and demands a password.
+type TLSRedis struct {
+	Addr     string // 127.0.0.1:port, the TLS port
+	Password string
+	// CAFile is the PEM file of the self-signed certificate the server
+	// presents (valid for 127.0.0.1 and localhost). A Go client trusts it
+	// through RootCAs, a child process through SSL_CERT_FILE.
+	CAFile string
+	// RootCAs holds that certificate.
+	RootCAs *x509.CertPool
+}
+
+// RedisTLS returns this test binary's private TLS redis-server, starting it
+// on first use.
+func RedisTLS(tb testing.TB) TLSRedis {
+	tb.Helper()
+	return tlsRedisServer.get(tb, startTLSRedis)
+}
+
+func startTLSRedis(tb testing.TB) TLSRedis {
+	dir, err := os.MkdirTemp("", "vwr-redis-tls-")
+	if err != nil {
+		tb.Fatalf("testenv: temp dir: %v", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatalf("testenv: TLS key: %v", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "vwr test redis"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		tb.Fatalf("testenv: TLS certificate: %v", err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		tb.Fatalf("testenv: TLS key: %v", err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	password := "vwr-test-" + rand.Text()
+	addr, _ := startRedis(tb, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, password,
+		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", certFile,
+		"--tls-auth-clients", "no", "--requirepass", password)
+	return TLSRedis{Addr: addr, Password: password, CAFile: certFile, RootCAs: pool}
 }
 
 // RedisCluster returns the seed addresses of a private 3-master Redis Cluster,

@@ -2,12 +2,14 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -111,5 +113,27 @@ func TestRedisMovesOffATakenPort(t *testing.T) {
 	info, err := c.Info(context.Background(), "server").Result()
 	if err != nil || !strings.Contains(info, fmt.Sprintf("process_id:%d\r\n", s.cmd.Process.Pid)) {
 		t.Fatalf("INFO on %s: %v; not the started server", addr, err)
+	}
+}
+
+func TestRedisTLSNeedsTLSAndThePassword(t *testing.T) {
+	t.Parallel()
+	r := RedisTLS(t)
+	ctx := context.Background()
+	good := redis.NewClient(&redis.Options{Addr: r.Addr, Password: r.Password, TLSConfig: &tls.Config{RootCAs: r.RootCAs}})
+	t.Cleanup(func() { good.Close() })
+	if err := good.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING over TLS with the password: %v", err)
+	}
+	for name, o := range map[string]*redis.Options{
+		"plain TCP":   {Addr: r.Addr, Password: r.Password},
+		"no password": {Addr: r.Addr, TLSConfig: &tls.Config{RootCAs: r.RootCAs}},
+	} {
+		o.MaxRetries, o.DialTimeout, o.ReadTimeout = -1, time.Second, time.Second
+		c := redis.NewClient(o)
+		if err := c.Ping(ctx).Err(); err == nil {
+			t.Errorf("%s: PING succeeded", name)
+		}
+		c.Close()
 	}
 }
