@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/admitted"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
@@ -802,6 +803,55 @@ func TestWorkerAdmissionJTIMatchesMintedToken(t *testing.T) {
 		}
 		if ent.ID != adm.EntryJTI {
 			t.Fatalf("minted jti %q, worker reported %q", ent.ID, adm.EntryJTI)
+		}
+	}
+}
+
+// TestHostileUserIDsInTokensAndNotices: an id made of what key layouts,
+// globs, Lua and JSON give meaning to comes back unchanged in the entry
+// token, in both admission paths' notices, and in the SQS message built
+// from a notice, whose jti is the token's.
+func TestHostileUserIDsInTokensAndNotices(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	direct, queued := `{other-event}:queue *?[]"\ x`, `"},"userId":"admin {`+b.ev+`}:active`
+	v := b.check(t, direct, 1)
+	if v.Status != queue.StatusActive {
+		t.Fatalf("%q: %+v", direct, v)
+	}
+	if v := b.check(t, queued, 2); v.Status != queue.StatusQueued {
+		t.Fatalf("%q: %+v", queued, v)
+	}
+	b.leave(t, direct)
+	b.admitOnce(t, queue.NewWorker(b.svc, queue.WorkerConfig{}, nil), 1)
+	w := b.check(t, queued, 2)
+	for _, c := range []struct {
+		uid string
+		tok string
+	}{{direct, v.EntryToken}, {queued, w.EntryToken}} {
+		e, err := b.keys.VerifyEntry(c.tok, b.ev, b.clk.Now())
+		if err != nil || e.UserID != c.uid {
+			t.Fatalf("entry token of %q: %+v, %v", c.uid, e, err)
+		}
+		var adm *queue.Admission
+		b.rec.mu.Lock()
+		for i := range b.rec.admissions {
+			if b.rec.admissions[i].UserID == c.uid {
+				adm = &b.rec.admissions[i]
+			}
+		}
+		b.rec.mu.Unlock()
+		if adm == nil || adm.EntryJTI != e.ID {
+			t.Fatalf("notice of %q: %+v; want jti %q", c.uid, adm, e.ID)
+		}
+		m := admitted.Message{Action: admitted.Action, EventID: adm.EventID, UserID: adm.UserID,
+			EntryTokenID: adm.EntryJTI, ExpiresAt: adm.ExpiresAt, Timestamp: adm.AdmittedAt}
+		body, err := m.Encode()
+		if err != nil {
+			t.Fatalf("message of %q: %v", c.uid, err)
+		}
+		if got, err := admitted.Parse(string(body)); err != nil || got.UserID != c.uid || got.EntryTokenID != e.ID {
+			t.Fatalf("message of %q parsed as %+v, %v", c.uid, got, err)
 		}
 	}
 }

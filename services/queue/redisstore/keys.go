@@ -8,7 +8,9 @@ import (
 // keys builds every Redis key the Tier 2 store uses. One event's keys share
 // the hash tag {eventID}, so each per-event script touches a single Cluster
 // slot. The active-events set, the rankings and nothing else live outside an
-// event's slot, and no script touches them.
+// event's slot, and no script touches them. Keys are built from validated
+// event ids only: a user id (any printable text) is only ever a member or a
+// script argument (hostile_test.go).
 type keys struct {
 	prefix string // empty in production; tests use a unique one
 }
