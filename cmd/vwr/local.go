@@ -17,6 +17,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue/app"
 )
@@ -198,12 +199,12 @@ func newLocalStack(addr string, environ map[string]string, stdout, stderr io.Wri
 		// miniredis only expires keys when told time passed.
 		s.Go(func(ctx context.Context) { fastForward(ctx, m) })
 	} else {
-		rdb, err := app.DialRedis(cfg.RedisURL)
+		rdb, err := redisconn.Open(cfg.RedisURL, cfg.RedisClusterAddrs)
 		if err != nil {
 			return nil, err
 		}
 		s.Redis = rdb
-		s.Notef("using Redis at %s", rdb.Options().Addr)
+		s.Notef("using Redis at %s", redisconn.Describe(rdb))
 	}
 	if cfg.EntryTokenSecret == "" {
 		cfg.EntryTokenSecret = token.RandomSecret()

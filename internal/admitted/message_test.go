@@ -2,6 +2,7 @@ package admitted_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,36 @@ func TestEncodeRoundTrips(t *testing.T) {
 	}
 	if _, err := (admitted.Message{Action: "admitted"}).Encode(); !errors.Is(err, admitted.ErrMalformed) {
 		t.Fatalf("Encode of an empty message: %v", err)
+	}
+}
+
+// TestHostileUserIDsRoundTrip: user ids made of what JSON, key layouts and
+// globs give meaning to travel through the message unchanged, and their
+// deduplication ids stay 64 hex characters, distinct per id.
+func TestHostileUserIDsRoundTrip(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 22, 1, 50, 0, 0, time.UTC)
+	seen := map[string]string{}
+	for _, uid := range []string{
+		`{other-event}:queue *?[]"\ x`, `"},"userId":"admin`, `\u0000`, "</script><script>", "{", "}",
+		"a:b", "알리스 {x}", strings.Repeat("é", 128), strings.Repeat(`"`, 256),
+	} {
+		m := admitted.Message{Action: admitted.Action, EventID: "ev-1", UserID: uid, EntryTokenID: "jti_1", ExpiresAt: at.Add(time.Minute), Timestamp: at}
+		b, err := m.Encode()
+		if err != nil {
+			t.Fatalf("Encode(%q): %v", uid, err)
+		}
+		got, err := admitted.Parse(string(b))
+		if err != nil || got != m {
+			t.Fatalf("round trip of %q: %+v, %v (body %s)", uid, got, err, b)
+		}
+		d := m.DedupID()
+		if len(d) != 64 || strings.Trim(d, "0123456789abcdef") != "" {
+			t.Fatalf("DedupID(%q) = %q, want 64 hex characters", uid, d)
+		}
+		if prev, dup := seen[d]; dup {
+			t.Fatalf("%q and %q share DedupID %s", prev, uid, d)
+		}
+		seen[d] = uid
 	}
 }

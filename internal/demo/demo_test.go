@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/testenv"
@@ -31,7 +32,21 @@ type testBundle struct {
 
 func setup(t *testing.T, venue Venue) *testBundle {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
+	return setupOn(t, venue, testenv.Redis(t))
+}
+
+// setupMini runs the bundle on a private miniredis, for tests that need
+// Redis' own clock to pass: FastForward expires keys (holds set with EX)
+// without sleeping. The other tests run the same scripts on redis-server.
+func setupMini(t *testing.T, venue Venue) (*testBundle, *miniredis.Miniredis) {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	return setupOn(t, venue, mr.Addr()), mr
+}
+
+func setupOn(t *testing.T, venue Venue, addr string) *testBundle {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	keys, err := token.NewKeyRing("e1", []byte(strings.Repeat("k", 40)))
 	if err != nil {
@@ -137,7 +152,7 @@ func TestStoreHold(t *testing.T) {
 
 func TestStoreSoldOutAndRelease(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Venue{Rows: 1, PerRow: 3})
+	b, mr := setupMini(t, Venue{Rows: 1, PerRow: 3})
 	ctx := context.Background()
 	st := NewStore(b.rdb)
 	now := time.Now()
@@ -154,8 +169,11 @@ func TestStoreSoldOutAndRelease(t *testing.T) {
 		t.Fatalf("err = %v, want ErrSeatTaken", err)
 	}
 	// Redis expires the short holds (EX 1) and the clock moves past them: both come back.
-	time.Sleep(1100 * time.Millisecond)
-	later := time.Now()
+	mr.FastForward(1100 * time.Millisecond)
+	later := now.Add(1100 * time.Millisecond)
+	if n := b.rdb.Exists(ctx, holdKey(b.event, "A1"), holdKey(b.event, "A2"), holdKey(b.event, "A3")).Val(); n != 1 {
+		t.Fatalf("%d hold keys left after the short holds expired, want the long one", n)
+	}
 	_, remaining, err := st.List(ctx, b.event, b.venue, "late", later)
 	if err != nil || remaining != 2 {
 		t.Fatalf("remaining after expiry = %d, %v; want 2", remaining, err)
@@ -406,14 +424,17 @@ func TestConfigValidate(t *testing.T) {
 // drop twice for it.
 func TestStoreHoldAfterRedisExpiredFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Venue{Rows: 1, PerRow: 2})
+	b, mr := setupMini(t, Venue{Rows: 1, PerRow: 2})
 	ctx := context.Background()
 	st := NewStore(b.rdb)
 	lagging := time.Now()
 	if _, err := st.Hold(ctx, b.event, b.venue, "A1", "u1", time.Second, lagging); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // Redis drops the key (EX 1); our clock stays behind
+	mr.FastForward(1100 * time.Millisecond) // Redis drops the key (EX 1); our clock stays behind
+	if n := b.rdb.Exists(ctx, holdKey(b.event, "A1")).Val(); n != 0 {
+		t.Fatal("the hold key outlived its EX 1")
+	}
 	h, err := st.Hold(ctx, b.event, b.venue, "A1", "u2", time.Minute, lagging)
 	if err != nil || h.Remaining != 1 {
 		t.Fatalf("hold after Redis expiry = %+v, %v; want held with 1 seat left", h, err)

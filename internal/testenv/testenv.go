@@ -1,22 +1,42 @@
 // Package testenv starts the real backends vwr's tests run against: a private
-// redis-server (standalone or a 3-node cluster) and a moto server standing in
-// for DynamoDB, SQS and EventBridge. Servers are started once per test binary
-// on free loopback ports and die with it. A missing binary fails the test and
+// redis-server (standalone, TLS with a password, or a 3-node cluster) and a
+// moto server standing in for DynamoDB, SQS and EventBridge. Servers are
+// started once per test binary on loopback ports and die with it. A missing binary fails the test and
 // names the make target that installs it; nothing is ever skipped.
+//
+// Ports: moto listens on port 0 and reports the port it got. redis-server
+// cannot (port 0 means "no TCP" to it), so it gets a port that was free a
+// moment ago; if another process takes that port first, the server fails to
+// bind and exits, or the address answers with another server's process id,
+// and testenv starts it again on a new port.
 package testenv
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // InstallHint is what a test prints when a backend binary is missing.
@@ -24,8 +44,9 @@ const InstallHint = "run `make testenv` (it installs redis-server, the .venv wit
 
 // server is one child process owned by the test binary.
 type server struct {
-	cmd *exec.Cmd
-	dir string
+	cmd    *exec.Cmd
+	dir    string
+	exited chan struct{} // closed once the process is gone
 }
 
 var (
@@ -39,15 +60,31 @@ func Stop() {
 	mu.Lock()
 	defer mu.Unlock()
 	for _, s := range running {
-		if s.cmd.Process != nil {
-			_ = s.cmd.Process.Kill()
-			_, _ = s.cmd.Process.Wait()
-		}
-		if s.dir != "" {
-			_ = os.RemoveAll(s.dir)
-		}
+		s.kill()
 	}
 	running = nil
+}
+
+// kill ends the process, waits for it and removes its directory.
+func (s *server) kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+// discard kills a server that failed to start and forgets it.
+func (s *server) discard() {
+	s.kill()
+	mu.Lock()
+	defer mu.Unlock()
+	for i, r := range running {
+		if r == s {
+			running = append(running[:i], running[i+1:]...)
+			break
+		}
+	}
 }
 
 // Main runs the package's tests and then stops the servers they started.
@@ -58,7 +95,10 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// FreePort returns a loopback TCP port that was free a moment ago. Anything
+// may take it before the caller uses it: a server under test should listen
+// on port 0 instead, and a test wanting a port where nothing answers may use
+// this one.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -118,7 +158,12 @@ func start(tb testing.TB, bin string, args []string, dir string) *server {
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("testenv: start %s: %v", bin, err)
 	}
-	s := &server{cmd: cmd, dir: dir}
+	s := &server{cmd: cmd, dir: dir, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(s.exited)
+	}()
 	mu.Lock()
 	running = append(running, s)
 	mu.Unlock()
@@ -130,36 +175,93 @@ func (s *server) log() string {
 	return string(b)
 }
 
-func waitTCP(tb testing.TB, s *server, addr string) {
-	tb.Helper()
+// pickPort chooses a port for redis-server; a test swaps it to hand out a
+// taken one.
+var pickPort = FreePort
+
+// startAttempts bounds how often a server is started again on a new port
+// after losing its port to another process.
+const startAttempts = 5
+
+// errLostPort means the server could not have the port it was given.
+var errLostPort = errors.New("port taken by another process")
+
+// waitRedis waits until the redis-server s answers on addr as itself (INFO
+// reports its process id). It returns errLostPort when s exited because its
+// port was in use, or another server answers there.
+func waitRedis(s *server, addr string, tlsConf *tls.Config, password string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tlsConf, Password: password, MaxRetries: -1,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	want := "process_id:" + strconv.Itoa(s.cmd.Process.Pid)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		select {
+		case <-s.exited:
+			if log := s.log(); strings.Contains(log, "Address already in use") {
+				return fmt.Errorf("%w: %s exited; log:\n%s", errLostPort, s.cmd.Path, log)
+			}
+			return fmt.Errorf("%s exited; log:\n%s", s.cmd.Path, s.log())
+		default:
+		}
+		info, err := c.Info(context.Background(), "server").Result()
 		if err == nil {
-			c.Close()
-			return
+			if strings.Contains(info, want+"\r\n") {
+				return nil
+			}
+			return fmt.Errorf("%w: another redis-server answers on %s", errLostPort, addr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	tb.Fatalf("testenv: %s did not listen on %s within 20s; log:\n%s", s.cmd.Path, addr, s.log())
+	return fmt.Errorf("%s did not answer on %s within 20s; log:\n%s", s.cmd.Path, addr, s.log())
 }
 
+// startRedisNode starts one redis-server with extra arguments on a free port
+// (and, for a cluster node, a free cluster bus port), retrying on new ports
+// when another process takes one first.
 func startRedisNode(tb testing.TB, extra ...string) (string, *server) {
 	tb.Helper()
+	return startRedis(tb, nil, "", extra...)
+}
+
+// startRedis is startRedisNode; with tlsConf (a client configuration that
+// trusts the server) the port is a TLS port and the plain one is off, and
+// password is what the server requires.
+func startRedis(tb testing.TB, tlsConf *tls.Config, password string, extra ...string) (string, *server) {
+	tb.Helper()
 	bin := lookBinary(tb, "VWR_REDIS_SERVER", "redis-server", "/usr/bin/redis-server")
-	port := FreePort(tb)
-	dir, err := os.MkdirTemp("", "vwr-redis-")
-	if err != nil {
-		tb.Fatalf("testenv: temp dir: %v", err)
+	cluster := false
+	for _, a := range extra {
+		cluster = cluster || a == "--cluster-enabled"
 	}
-	args := append([]string{
-		"--port", fmt.Sprint(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir,
-	}, extra...)
-	s := start(tb, bin, args, dir)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	waitTCP(tb, s, addr)
-	return addr, s
+	var last error
+	for attempt := 0; attempt < startAttempts; attempt++ {
+		port := pickPort(tb)
+		dir, err := os.MkdirTemp("", "vwr-redis-")
+		if err != nil {
+			tb.Fatalf("testenv: temp dir: %v", err)
+		}
+		args := []string{"--port", strconv.Itoa(port)}
+		if tlsConf != nil {
+			args = []string{"--port", "0", "--tls-port", strconv.Itoa(port)}
+		}
+		args = append(append(args, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir), extra...)
+		if cluster {
+			// The default bus port, port+10000, may be taken or beyond 65535.
+			args = append(args, "--cluster-port", strconv.Itoa(pickPort(tb)))
+		}
+		s := start(tb, bin, args, dir)
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		if last = waitRedis(s, addr, tlsConf, password); last == nil {
+			return addr, s
+		}
+		s.discard()
+		if !errors.Is(last, errLostPort) {
+			break
+		}
+	}
+	tb.Fatalf("testenv: redis-server did not start: %v", last)
+	return "", nil
 }
 
 // shared is one server per test binary, started on first use. A failed start
@@ -188,9 +290,10 @@ func (s *shared[T]) get(tb testing.TB, start func(testing.TB) T) T {
 }
 
 var (
-	redisServer   shared[string]
-	clusterServer shared[[]string]
-	motoServer    shared[string]
+	redisServer    shared[string]
+	tlsRedisServer shared[TLSRedis]
+	clusterServer  shared[[]string]
+	motoServer     shared[string]
 )
 
 // Redis returns the address (host:port) of this test binary's private
@@ -202,6 +305,72 @@ func Redis(tb testing.TB) string {
 		addr, _ := startRedisNode(tb)
 		return addr
 	})
+}
+
+// TLSRedis is a private redis-server that, like ElastiCache with in-transit
+// encryption and AUTH, speaks only TLS and demands a password.
+type TLSRedis struct {
+	Addr     string // 127.0.0.1:port, the TLS port
+	Password string
+	// CAFile is the PEM file of the self-signed certificate the server
+	// presents (valid for 127.0.0.1 and localhost). A Go client trusts it
+	// through RootCAs, a child process through SSL_CERT_FILE.
+	CAFile string
+	// RootCAs holds that certificate.
+	RootCAs *x509.CertPool
+}
+
+// RedisTLS returns this test binary's private TLS redis-server, starting it
+// on first use.
+func RedisTLS(tb testing.TB) TLSRedis {
+	tb.Helper()
+	return tlsRedisServer.get(tb, startTLSRedis)
+}
+
+func startTLSRedis(tb testing.TB) TLSRedis {
+	dir, err := os.MkdirTemp("", "vwr-redis-tls-")
+	if err != nil {
+		tb.Fatalf("testenv: temp dir: %v", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatalf("testenv: TLS key: %v", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "vwr test redis"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		tb.Fatalf("testenv: TLS certificate: %v", err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		tb.Fatalf("testenv: TLS key: %v", err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		tb.Fatalf("testenv: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	password := "vwr-test-" + rand.Text()
+	addr, _ := startRedis(tb, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, password,
+		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", certFile,
+		"--tls-auth-clients", "no", "--requirepass", password)
+	return TLSRedis{Addr: addr, Password: password, CAFile: certFile, RootCAs: pool}
 }
 
 // RedisCluster returns the seed addresses of a private 3-master Redis Cluster,
@@ -252,6 +421,9 @@ func Moto(tb testing.TB) string {
 	return motoServer.get(tb, startMoto)
 }
 
+// motoListening is the line moto_server (werkzeug) logs with the port it got.
+var motoListening = regexp.MustCompile(`Running on http://127\.0\.0\.1:(\d+)`)
+
 func startMoto(tb testing.TB) string {
 	root := RepoRoot(tb)
 	// Unless VWR_MOTO_SERVER names one, prefer the project's pinned venv
@@ -260,23 +432,34 @@ func startMoto(tb testing.TB) string {
 	if os.Getenv("VWR_MOTO_SERVER") != "" || !fileExists(bin) {
 		bin = lookBinary(tb, "VWR_MOTO_SERVER", "moto_server")
 	}
-	port := FreePort(tb)
 	dir, err := os.MkdirTemp("", "vwr-moto-")
 	if err != nil {
 		tb.Fatalf("testenv: temp dir: %v", err)
 	}
-	s := start(tb, bin, []string{"-H", "127.0.0.1", "-p", fmt.Sprint(port)}, dir)
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	// Port 0: the kernel picks a free port and moto logs it.
+	s := start(tb, bin, []string{"-H", "127.0.0.1", "-p", "0"}, dir)
 	deadline := time.Now().Add(60 * time.Second)
+	url := ""
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(url + "/moto-api/")
-		if err == nil {
-			resp.Body.Close()
-			return url
+		if url == "" {
+			if m := motoListening.FindStringSubmatch(s.log()); m != nil {
+				url = "http://127.0.0.1:" + m[1]
+			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		if url != "" {
+			resp, err := http.Get(url + "/moto-api/")
+			if err == nil {
+				resp.Body.Close()
+				return url
+			}
+		}
+		select {
+		case <-s.exited:
+			tb.Fatalf("testenv: moto_server exited; log:\n%s", s.log())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	tb.Fatalf("testenv: moto_server did not answer on %s within 60s; log:\n%s", url, s.log())
+	tb.Fatalf("testenv: moto_server did not answer within 60s; log:\n%s", s.log())
 	return ""
 }
 

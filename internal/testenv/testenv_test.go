@@ -2,9 +2,14 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -76,5 +81,59 @@ func TestUniqueIDIsValidAndDistinct(t *testing.T) {
 			t.Fatalf("UniqueID repeated %q", id)
 		}
 		seen[id] = true
+	}
+}
+
+// TestRedisMovesOffATakenPort hands redis-server a port another process
+// listens on: it must fail to bind there and come up on a new port, as
+// itself. Not parallel: it swaps pickPort while no other test starts a server.
+func TestRedisMovesOffATakenPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	calls := 0
+	pickPort = func(tb testing.TB) int {
+		calls++
+		if calls == 1 {
+			return taken
+		}
+		return FreePort(tb)
+	}
+	defer func() { pickPort = FreePort }()
+	addr, s := startRedisNode(t)
+	defer s.discard()
+	if calls < 2 || addr == l.Addr().String() {
+		t.Fatalf("started on %s after %d port picks; want a second pick", addr, calls)
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "server").Result()
+	if err != nil || !strings.Contains(info, fmt.Sprintf("process_id:%d\r\n", s.cmd.Process.Pid)) {
+		t.Fatalf("INFO on %s: %v; not the started server", addr, err)
+	}
+}
+
+func TestRedisTLSNeedsTLSAndThePassword(t *testing.T) {
+	t.Parallel()
+	r := RedisTLS(t)
+	ctx := context.Background()
+	good := redis.NewClient(&redis.Options{Addr: r.Addr, Password: r.Password, TLSConfig: &tls.Config{RootCAs: r.RootCAs}})
+	t.Cleanup(func() { good.Close() })
+	if err := good.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING over TLS with the password: %v", err)
+	}
+	for name, o := range map[string]*redis.Options{
+		"plain TCP":   {Addr: r.Addr, Password: r.Password},
+		"no password": {Addr: r.Addr, TLSConfig: &tls.Config{RootCAs: r.RootCAs}},
+	} {
+		o.MaxRetries, o.DialTimeout, o.ReadTimeout = -1, time.Second, time.Second
+		c := redis.NewClient(o)
+		if err := c.Ping(ctx).Err(); err == nil {
+			t.Errorf("%s: PING succeeded", name)
+		}
+		c.Close()
 	}
 }

@@ -183,10 +183,10 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 	return s.view(eventID, who.UserID, now, snap)
 }
 
-// Status reports where the user stands, changing nothing but the heartbeat:
-// it serves both the status and the heartbeat route, which the seed's
-// clients poll interchangeably. It returns ErrNotQueued when the user is
-// neither queued nor active.
+// Status reports where the user stands, changing nothing but a queued
+// user's heartbeat: it serves both the status and the heartbeat route, which
+// the seed's clients poll interchangeably. It returns ErrNotQueued when the
+// user is neither queued nor active.
 func (s *Service) Status(ctx context.Context, eventID string, who Identity) (View, error) {
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/admitted"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
@@ -110,6 +111,23 @@ func (b *testBundle) slotFreedForB(t *testing.T) {
 	b.check(t, "b", 2)
 	if _, err := b.svc.Leave(b.ctx, b.ev, "a"); err != nil {
 		t.Fatalf("Leave(a): %v", err)
+	}
+}
+
+// leave removes uid, failing the test unless it was queued or active.
+func (b *testBundle) leave(t *testing.T, uid string) {
+	t.Helper()
+	if removed, err := b.svc.Leave(b.ctx, b.ev, uid); err != nil || !removed {
+		t.Fatalf("Leave(%s) = %v, %v; want removed", uid, removed, err)
+	}
+}
+
+// admitOnce runs one admission pass of w and fails the test on an error or
+// unless it admitted want users.
+func (b *testBundle) admitOnce(t *testing.T, w *queue.Worker, want int) {
+	t.Helper()
+	if n, err := w.AdmitOnce(b.ctx); err != nil || n != want {
+		t.Fatalf("AdmitOnce = %d, %v; want %d admitted", n, err, want)
 	}
 }
 
@@ -249,15 +267,15 @@ func TestStatusHeartbeatLeave(t *testing.T) {
 	if err != nil || !removed {
 		t.Fatalf("leave a: %v, %v", removed, err)
 	}
-	if removed, _ := b.svc.Leave(b.ctx, b.ev, "a"); removed {
-		t.Fatal("second leave reported a removal")
+	if removed, err := b.svc.Leave(b.ctx, b.ev, "a"); err != nil || removed {
+		t.Fatalf("second leave = %v, %v; want nothing removed", removed, err)
 	}
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 1 {
 		t.Fatalf("AdmitOnce = %d, %v; want b admitted into the freed slot", n, err)
 	}
-	if v, _ := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "b"}); v.Status != queue.StatusActive {
-		t.Fatalf("b after admission: %+v", v)
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "b"}); err != nil || v.Status != queue.StatusActive {
+		t.Fatalf("b after admission: %+v, %v", v, err)
 	}
 }
 
@@ -301,8 +319,8 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 	}
 	if n, err := b.rdb.DBSize(b.ctx).Result(); err != nil {
 		t.Fatal(err)
-	} else if keys, _ := b.rdb.Keys(b.ctx, "*"+b.ev+"*").Result(); len(keys) != 0 {
-		t.Fatalf("rejected calls wrote %v (db has %d keys)", keys, n)
+	} else if keys, err := b.rdb.Keys(b.ctx, "*"+b.ev+"*").Result(); err != nil || len(keys) != 0 {
+		t.Fatalf("rejected calls wrote %v, %v (db has %d keys)", keys, err, n)
 	}
 	for _, n := range []int64{1, 1_000_000} {
 		if err := b.svc.SetThreshold(b.ctx, b.ev, n); err != nil {
@@ -520,8 +538,47 @@ func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 		t.Fatalf("after unlock: %d, %v", n, err)
 	}
 	// The worker released its own lock.
-	if ok, _ := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); !ok {
-		t.Fatal("worker left its lock behind")
+	if ok, err := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); err != nil || !ok {
+		t.Fatalf("worker left its lock behind (%v)", err)
+	}
+}
+
+// TestCleanupTakesTheEventLock: stale cleanup skips an event whose
+// admission lock another worker holds, and releases the lock it took.
+func TestCleanupTakesTheEventLock(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour})
+	b.check(t, "a", 1)
+	b.check(t, "silent", 2)
+	b.clk.Advance(2 * time.Minute)
+	if ok, err := b.store.Lock(b.ctx, b.ev, "someone-else", queue.LockTTL); err != nil || !ok {
+		t.Fatalf("Lock: %v, %v", ok, err)
+	}
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 0 {
+		t.Fatalf("CleanupOnce under a foreign lock = %d, %v; want the event skipped", n, err)
+	}
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "silent"}); err != nil || v.Status != queue.StatusQueued {
+		t.Fatalf("silent after a skipped cleanup: %+v, %v", v, err)
+	}
+	b.clk.Advance(2 * time.Minute) // the status call above was a heartbeat
+	if ok, err := b.store.Unlock(b.ctx, b.ev, "someone-else"); err != nil || !ok {
+		t.Fatalf("Unlock: %v, %v", ok, err)
+	}
+	b.rec.mu.Lock()
+	locks := b.rec.scripts["lock"]
+	b.rec.mu.Unlock()
+	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("CleanupOnce after unlock = %d, %v; want the silent user", n, err)
+	}
+	b.rec.mu.Lock()
+	took, cleaned, released := b.rec.scripts["lock"]-locks, b.rec.scripts["cleanup"], b.rec.scripts["unlock"]
+	b.rec.mu.Unlock()
+	if took != 1 || cleaned != 1 || released != 1 {
+		t.Fatalf("cleanup took %d locks, ran %d cleanups, released %d locks; want 1 each", took, cleaned, released)
+	}
+	if ok, err := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); err != nil || !ok {
+		t.Fatalf("cleanup left its lock behind (%v)", err)
 	}
 }
 
@@ -546,16 +603,16 @@ func TestWorkerCleanupAndRetire(t *testing.T) {
 	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "alive"}); err != nil || v.Position != 1 {
 		t.Fatalf("alive: %+v, %v", v, err)
 	}
-	b.svc.Leave(b.ctx, b.ev, "a")
-	b.svc.Leave(b.ctx, b.ev, "alive")
-	w.AdmitOnce(b.ctx) // drains the pending ranking count
-	w.AdmitOnce(b.ctx) // retires
-	if evs, _ := b.store.ActiveEvents(b.ctx); containsStr(evs, b.ev) {
-		t.Fatalf("empty event still listed: %v", evs)
+	b.leave(t, "a")
+	b.leave(t, "alive")
+	b.admitOnce(t, w, 0) // drains the pending ranking count
+	b.admitOnce(t, w, 0) // retires
+	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || containsStr(evs, b.ev) {
+		t.Fatalf("empty event still listed: %v, %v", evs, err)
 	}
 	b.check(t, "late", 9)
-	if evs, _ := b.store.ActiveEvents(b.ctx); !containsStr(evs, b.ev) {
-		t.Fatal("a new join did not list the event")
+	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || !containsStr(evs, b.ev) {
+		t.Fatalf("a new join did not list the event: %v, %v", evs, err)
 	}
 }
 
@@ -617,13 +674,18 @@ func TestFlushSelfHeal(t *testing.T) {
 			t.Fatalf("p%02d after the flush: %+v, %v", p, v, err)
 		}
 	}
-	b.svc.Leave(b.ctx, b.ev, "x")
-	b.svc.Leave(b.ctx, b.ev, "y")
+	b.leave(t, "x")
+	b.leave(t, "y")
 	before := len(b.rec.users())
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	for i := 0; i < users; i++ {
-		w.AdmitOnce(b.ctx)
+		// Threshold 2, but x and y left: the first pass fills both slots,
+		// then each expiry frees both again.
+		b.admitOnce(t, w, min(2, users-2*i))
 		b.clk.Advance(queue.DefaultActiveTTL)
+		if len(b.rec.users())-before == users {
+			break
+		}
 	}
 	got := b.rec.users()[before:]
 	for i, uid := range got {
@@ -741,6 +803,55 @@ func TestWorkerAdmissionJTIMatchesMintedToken(t *testing.T) {
 		}
 		if ent.ID != adm.EntryJTI {
 			t.Fatalf("minted jti %q, worker reported %q", ent.ID, adm.EntryJTI)
+		}
+	}
+}
+
+// TestHostileUserIDsInTokensAndNotices: an id made of what key layouts,
+// globs, Lua and JSON give meaning to comes back unchanged in the entry
+// token, in both admission paths' notices, and in the SQS message built
+// from a notice, whose jti is the token's.
+func TestHostileUserIDsInTokensAndNotices(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	direct, queued := `{other-event}:queue *?[]"\ x`, `"},"userId":"admin {`+b.ev+`}:active`
+	v := b.check(t, direct, 1)
+	if v.Status != queue.StatusActive {
+		t.Fatalf("%q: %+v", direct, v)
+	}
+	if v := b.check(t, queued, 2); v.Status != queue.StatusQueued {
+		t.Fatalf("%q: %+v", queued, v)
+	}
+	b.leave(t, direct)
+	b.admitOnce(t, queue.NewWorker(b.svc, queue.WorkerConfig{}, nil), 1)
+	w := b.check(t, queued, 2)
+	for _, c := range []struct {
+		uid string
+		tok string
+	}{{direct, v.EntryToken}, {queued, w.EntryToken}} {
+		e, err := b.keys.VerifyEntry(c.tok, b.ev, b.clk.Now())
+		if err != nil || e.UserID != c.uid {
+			t.Fatalf("entry token of %q: %+v, %v", c.uid, e, err)
+		}
+		var adm *queue.Admission
+		b.rec.mu.Lock()
+		for i := range b.rec.admissions {
+			if b.rec.admissions[i].UserID == c.uid {
+				adm = &b.rec.admissions[i]
+			}
+		}
+		b.rec.mu.Unlock()
+		if adm == nil || adm.EntryJTI != e.ID {
+			t.Fatalf("notice of %q: %+v; want jti %q", c.uid, adm, e.ID)
+		}
+		m := admitted.Message{Action: admitted.Action, EventID: adm.EventID, UserID: adm.UserID,
+			EntryTokenID: adm.EntryJTI, ExpiresAt: adm.ExpiresAt, Timestamp: adm.AdmittedAt}
+		body, err := m.Encode()
+		if err != nil {
+			t.Fatalf("message of %q: %v", c.uid, err)
+		}
+		if got, err := admitted.Parse(string(body)); err != nil || got.UserID != c.uid || got.EntryTokenID != e.ID {
+			t.Fatalf("message of %q parsed as %+v, %v", c.uid, got, err)
 		}
 	}
 }

@@ -15,8 +15,8 @@ type Store interface {
 	// An error after the step itself succeeded still comes with the
 	// Snapshot, so that a user it activated is reported.
 	Check(ctx context.Context, in CheckInput) (Snapshot, error)
-	// Touch refreshes the heartbeat of a queued or active user and reports
-	// where they stand. It returns a Snapshot with an empty Status when the
+	// Touch refreshes a queued user's heartbeat and reports where a queued
+	// or active user stands. It returns a Snapshot with an empty Status when the
 	// user is neither queued nor active; it never joins anyone.
 	Touch(ctx context.Context, eventID, userID string, now time.Time, defaultThreshold int64) (Snapshot, error)
 	// Leave removes userID from both the line and the active set.
@@ -52,8 +52,8 @@ type Store interface {
 const RateWindow = 60 * time.Second
 
 // CheckInput is one check request. When the user is already queued the
-// heartbeat is refreshed; when already active nothing but the heartbeat
-// changes (expiry stays); when the line is empty and fewer than the threshold
+// heartbeat is refreshed; when already active nothing changes (the expiry
+// stays); when the line is empty and fewer than the threshold
 // are active the user is activated until Now+ActiveTTL; otherwise they are
 // queued with Score.
 type CheckInput struct {

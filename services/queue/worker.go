@@ -39,8 +39,9 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 
 // Worker admits people from every active event's line and drops queued users
 // whose heartbeat went stale. Any number of workers may run against one
-// store: a per-event lock keeps them from working the same event at once,
-// and the admission step is atomic, so the threshold holds regardless.
+// store: a per-event lock, taken for admission passes and stale cleanup
+// alike, keeps them from working the same event at once, and every step is
+// atomic, so the threshold holds regardless.
 type Worker struct {
 	svc *Service
 	cfg WorkerConfig
@@ -114,7 +115,9 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 	return total, errors.Join(errs...)
 }
 
-func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
+// locked runs fn while holding eventID's admission lock and returns what fn
+// returns. When another worker holds the lock it skips the event: (0, nil).
+func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, error)) (int, error) {
 	if !ValidID(eventID) {
 		// Nothing valid ever lists it; skip rather than build keys from it.
 		return 0, nil
@@ -142,9 +145,18 @@ func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
 			w.log.Warn("admission unlock failed", "event", eventID, "err", err)
 		}
 	}()
+	return fn()
+}
 
+func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
+	return w.locked(ctx, eventID, func() (int, error) { return w.admitLocked(ctx, eventID) })
+}
+
+// admitLocked is one admission pass over eventID, under its lock.
+func (w *Worker) admitLocked(ctx context.Context, eventID string) (int, error) {
+	s := w.svc
 	now := s.clk.Now()
-	start = time.Now()
+	start := time.Now()
 	res, err := s.store.Admit(ctx, AdmitInput{
 		EventID:          eventID,
 		Now:              now,
@@ -178,7 +190,9 @@ func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
 }
 
 // CleanupOnce removes, from every active event, queued users whose last
-// heartbeat is older than SeenTTL, and returns how many it removed.
+// heartbeat is older than SeenTTL, and returns how many it removed. It takes
+// each event's admission lock like an admission pass and skips an event
+// another worker holds; that event is cleaned on a later pass.
 func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 	events, err := w.activeEvents(ctx)
 	if err != nil {
@@ -192,17 +206,19 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		if !ValidID(ev) {
-			continue
-		}
-		start := time.Now()
-		n, err := s.store.CleanupStale(ctx, ev, cutoff)
-		s.observe("cleanup", start, err)
-		if err != nil {
-			errs = append(errs, unavailable("cleanup", ev, err))
-			continue
-		}
+		n, err := w.locked(ctx, ev, func() (int, error) {
+			start := time.Now()
+			n, err := s.store.CleanupStale(ctx, ev, cutoff)
+			s.observe("cleanup", start, err)
+			if err != nil {
+				return n, unavailable("cleanup", ev, err)
+			}
+			return n, nil
+		})
 		total += n
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return total, errors.Join(errs...)
 }

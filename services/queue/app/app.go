@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/gate"
@@ -23,8 +24,9 @@ import (
 // Options are the parts a caller may inject instead of building them from
 // Config.
 type Options struct {
-	// Redis is used instead of dialling Config.RedisURL (vwr local passes
-	// an embedded miniredis). App.Close does not close an injected client.
+	// Redis is used instead of a client for Config.RedisURL or
+	// RedisClusterAddrs (vwr local passes an embedded miniredis). App.Close
+	// does not close an injected client.
 	Redis redis.UniversalClient
 	// KeyPrefix is prepended to every Redis key (tests share one Redis).
 	KeyPrefix string
@@ -54,37 +56,6 @@ type App struct {
 	ownsRedis bool
 }
 
-// Redis client timeouts: short, so that an outage becomes a quick 503 +
-// Retry-After rather than a request hanging on retries.
-const (
-	redisDialTimeout = 2 * time.Second
-	redisIOTimeout   = 2 * time.Second
-	redisMaxRetries  = 1
-)
-
-// DialRedis returns a client for a redis:// or rediss:// URL with short
-// timeouts and a single retry, unless the URL sets its own. It does not
-// connect yet.
-func DialRedis(url string) (*redis.Client, error) {
-	ro, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %v", err)
-	}
-	if ro.DialTimeout == 0 {
-		ro.DialTimeout = redisDialTimeout
-	}
-	if ro.ReadTimeout == 0 {
-		ro.ReadTimeout = redisIOTimeout
-	}
-	if ro.WriteTimeout == 0 {
-		ro.WriteTimeout = redisIOTimeout
-	}
-	if ro.MaxRetries == 0 {
-		ro.MaxRetries = redisMaxRetries
-	}
-	return redis.NewClient(ro), nil
-}
-
 // Open validates cfg (after WithDefaults) and builds the runtime. It does not
 // contact Redis; /healthz does.
 func Open(cfg Config, opts Options) (*App, error) {
@@ -102,7 +73,7 @@ func Open(cfg Config, opts Options) (*App, error) {
 	}
 	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
 	if a.Redis == nil {
-		rdb, err := DialRedis(cfg.RedisURL)
+		rdb, err := redisconn.Open(cfg.RedisURL, cfg.RedisClusterAddrs)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +192,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 // failure: a cold cache costs one extra EVAL, and Redis being down at start
 // must not stop the binary (it answers 503 until Redis is back).
 func (a *App) Preload(ctx context.Context) {
-	lctx, cancel := context.WithTimeout(ctx, redisDialTimeout+redisIOTimeout)
+	lctx, cancel := context.WithTimeout(ctx, redisconn.DialTimeout+redisconn.IOTimeout)
 	defer cancel()
 	if err := a.Store.Load(lctx); err != nil {
 		a.Log.Warn("redis scripts not preloaded; the first calls will send them", "err", err.Error())
@@ -236,6 +207,6 @@ func (a *App) Run(ctx context.Context) error {
 		return fmt.Errorf("QUEUE_LISTEN_ADDR %s: %w", a.Config.Addr, err)
 	}
 	a.Preload(ctx)
-	a.Log.Info("tier 2 queue listening", "addr", ln.Addr().String())
+	a.Log.Info("tier 2 queue listening", "addr", ln.Addr().String(), "redis", redisconn.Describe(a.Redis))
 	return Serve(ctx, ln, a.Handler(), a.Log, a.Worker.Run)
 }

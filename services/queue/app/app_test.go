@@ -16,6 +16,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/envconf"
+	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
@@ -218,7 +219,20 @@ func TestOpenServesAndShutsDownGracefully(t *testing.T) {
 	}()
 	<-started
 	cancel()
-	time.Sleep(50 * time.Millisecond)
+	// Shutdown has begun once the listener refuses new connections; only
+	// then may the in-flight request finish. The deadline is a hang guard.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepts 10s after cancel")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	close(release)
 	if got := <-slow; got != "done" {
 		t.Fatalf("in-flight request during shutdown: %q", got)
@@ -275,3 +289,52 @@ type statusRecorder struct {
 func (r *statusRecorder) Header() http.Header         { return r.header }
 func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *statusRecorder) WriteHeader(c int)           { r.code = c }
+
+// TestRedisFromEnv: REDIS_URL (one server, TLS, or a cluster URL) or
+// REDIS_CLUSTER_ADDRS choose the client Open builds; internal/redisconn
+// tests the parsing in depth.
+func TestRedisFromEnv(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    string // redisconn.Describe of the client
+		wantErr string
+	}{
+		{"one server", map[string]string{"REDIS_URL": "redis://r:6379/2"}, "r:6379", ""},
+		{"TLS with a password", map[string]string{"REDIS_URL": "rediss://:tok@r:6379"}, "r:6379 (TLS)", ""},
+		{"cluster URL", map[string]string{"REDIS_URL": "redis+cluster://a:7000,b:7001"}, "cluster a:7000,b:7001", ""},
+		{"cluster addrs", map[string]string{"REDIS_CLUSTER_ADDRS": " a:7000 , b:7001,c:7002 "}, "cluster a:7000,b:7001,c:7002", ""},
+		{"neither", map[string]string{}, "", "REDIS_URL is required"},
+		{"both", map[string]string{"REDIS_URL": "redis://r:1", "REDIS_CLUSTER_ADDRS": "a:7000"}, "", "REDIS_URL or REDIS_CLUSTER_ADDRS, not both"},
+		{"bad addr", map[string]string{"REDIS_CLUSTER_ADDRS": "a"}, "", "REDIS_CLUSTER_ADDRS"},
+		{"bad URL", map[string]string{"REDIS_URL": "http://r"}, "", "REDIS_URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"QUEUE_ENTRY_TOKEN_SECRET": secret}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			c, err := FromEnv(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := Open(c, Options{Logger: slog.New(slog.DiscardHandler)})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Open = %v, want an error mentioning %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			if got := redisconn.Describe(a.Redis); got != tc.want {
+				t.Fatalf("client for %v is %q, want %q", tc.env, got, tc.want)
+			}
+		})
+	}
+}

@@ -22,13 +22,14 @@ import (
 // the queue's tunables, gate.New for the guarded prefixes, applog for
 // logging. This package defaults only what it owns (the listen address).
 type Config struct {
-	Addr             string `env:"QUEUE_LISTEN_ADDR"`
-	RedisURL         string `env:"REDIS_URL"`
-	EntryTokenSecret string `env:"QUEUE_ENTRY_TOKEN_SECRET"`
-	Tier1TokenKeys   string `env:"VWR_TIER1_TOKEN_KEYS"`
-	UserHeader       string `env:"QUEUE_USER_HEADER"`
-	AdminToken       string `env:"QUEUE_ADMIN_TOKEN"`
-	CookieSecure     bool   `env:"QUEUE_COOKIE_SECURE"`
+	Addr              string       `env:"QUEUE_LISTEN_ADDR"`
+	RedisURL          string       `env:"REDIS_URL"`
+	RedisClusterAddrs envconf.List `env:"REDIS_CLUSTER_ADDRS"`
+	EntryTokenSecret  string       `env:"QUEUE_ENTRY_TOKEN_SECRET"`
+	Tier1TokenKeys    string       `env:"VWR_TIER1_TOKEN_KEYS"`
+	UserHeader        string       `env:"QUEUE_USER_HEADER"`
+	AdminToken        string       `env:"QUEUE_ADMIN_TOKEN"`
+	CookieSecure      bool         `env:"QUEUE_COOKIE_SECURE"`
 
 	Threshold            envconf.Positive `env:"QUEUE_THRESHOLD"`
 	ActiveTTL            envconf.Seconds  `env:"QUEUE_ACTIVE_TTL_SECONDS"`
@@ -83,12 +84,12 @@ func (c Config) Worker() queue.WorkerConfig {
 	}.WithDefaults()
 }
 
-// validate reports every problem at once, each naming its variable. The
-// Redis URL is only required when no client is injected.
-func (c Config) validate(needRedisURL bool) error {
+// validate reports every problem at once, each naming its variable. Redis
+// settings are only required when no client is injected.
+func (c Config) validate(needRedis bool) error {
 	var errs []error
-	if needRedisURL && c.RedisURL == "" {
-		errs = append(errs, errors.New("REDIS_URL is required (e.g. redis://127.0.0.1:6379/0)"))
+	if needRedis && c.RedisURL == "" && len(c.RedisClusterAddrs) == 0 {
+		errs = append(errs, errors.New("REDIS_URL is required (e.g. redis://127.0.0.1:6379/0; for a Redis Cluster, REDIS_CLUSTER_ADDRS=host:port,… or REDIS_URL=redis+cluster://host:port,…)"))
 	}
 	switch {
 	case c.EntryTokenSecret == "":

@@ -17,6 +17,7 @@ import (
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/httpapi"
 )
 
 // admissionLog is a Notifier shared by every Service in a test: it records
@@ -235,6 +236,30 @@ func reportedActive(base, ev string) (int64, bool) {
 	return body.CurrentUsers, true
 }
 
+// admitPasses is how many admission passes over an event m has seen end
+// (the worker reports each as one "admit" store call).
+func admitPasses(t *testing.T, m *httpapi.Metrics) uint64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, mf := range mfs {
+		if mf.GetName() != "vwr_queue_script_duration_seconds" {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "script" && l.GetValue() == "admit" {
+					n += s.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return n
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func posOf(t *testing.T, uid string) int64 {
@@ -317,7 +342,11 @@ func TestSelfHealAfterFlush(t *testing.T) {
 	before := log.len()
 	clk.Advance(activeTTL + time.Millisecond)
 	waitFor(t, 10*time.Second, "admissions after the flush", func() bool { return log.len() >= before+threshold })
-	time.Sleep(20 * time.Millisecond) // a further pass must not admit more
+	// A further pass must not admit more: wait until the worker has
+	// finished two more passes over the event, so one began after those
+	// admissions were seen.
+	passes := admitPasses(t, b.metrics)
+	waitFor(t, 10*time.Second, "two more admission passes", func() bool { return admitPasses(t, b.metrics) >= passes+2 })
 	got := log.snapshot()[before:]
 	if len(got) != threshold {
 		t.Fatalf("%d admitted after expiry, want %d", len(got), threshold)

@@ -1,7 +1,7 @@
 -- admit.lua: one admission pass over one event.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, active-seen, threshold,
---               admissions, rank-pending, retired)
+-- KEYS[1..7] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> active TTL ms
 -- ARGV[3] -> default threshold
@@ -16,8 +16,8 @@
 -- order), then pairs of unix second, count from rank-pending}.
 local now = tonumber(ARGV[1])
 local since = now - tonumber(ARGV[5])
-drop_expired(KEYS[2], KEYS[4], now)
-local th = threshold_of(KEYS[5], ARGV[3])
+drop_expired(KEYS[2], now)
+local th = threshold_of(KEYS[4], ARGV[3])
 local expires = now + tonumber(ARGV[2])
 
 local admitted = {}
@@ -27,16 +27,15 @@ if slots > 0 then
   for i = 1, #popped, 2 do
     local uid = popped[i]
     redis.call('ZADD', KEYS[2], expires, uid)
-    redis.call('ZADD', KEYS[4], now, uid)
     redis.call('ZREM', KEYS[3], uid)
-    record_admission(KEYS[6], KEYS[7], uid, now, since)
+    record_admission(KEYS[5], KEYS[6], uid, now, since)
     admitted[#admitted + 1] = uid
   end
 end
 
 local reply = {expires, redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2]), #admitted}
 for _, uid in ipairs(admitted) do reply[#reply + 1] = uid end
-local pending = redis.call('HGETALL', KEYS[7])
+local pending = redis.call('HGETALL', KEYS[6])
 for _, v in ipairs(pending) do reply[#reply + 1] = v end
-redis.call('DEL', KEYS[7])
+redis.call('DEL', KEYS[6])
 return reply

@@ -3,11 +3,10 @@
 -- KEYS[1] -> {E}:queue        ZSET uid -> Tier 1 position or arrival ms
 -- KEYS[2] -> {E}:active       ZSET uid -> expiry ms
 -- KEYS[3] -> {E}:seen         ZSET uid -> last heartbeat ms (queued)
--- KEYS[4] -> {E}:active-seen  ZSET uid -> last heartbeat ms (active)
--- KEYS[5] -> {E}:threshold    STRING per-event threshold
--- KEYS[6] -> {E}:admissions   ZSET "ms:uid" -> admission ms
--- KEYS[7] -> {E}:rank-pending HASH unix second -> admissions not yet ranked
--- KEYS[8] -> {E}:retired      STRING tombstone left by the worker's retire
+-- KEYS[4] -> {E}:threshold    STRING per-event threshold
+-- KEYS[5] -> {E}:admissions   ZSET "ms:uid" -> admission ms
+-- KEYS[6] -> {E}:rank-pending HASH unix second -> admissions not yet ranked
+-- KEYS[7] -> {E}:retired      STRING tombstone left by the worker's retire
 -- ARGV[1] -> user id
 -- ARGV[2] -> queue score (Tier 1 position, or arrival ms)
 -- ARGV[3] -> now, unix ms
@@ -15,19 +14,22 @@
 -- ARGV[5] -> default threshold
 -- ARGV[6] -> rate window ms
 --
--- Already queued: refresh the heartbeat. Already active: refresh the active
--- heartbeat; the expiry never moves. Line empty and fewer than threshold
--- active: activate until now + TTL. Otherwise queue with ARGV[2].
+-- Already queued: refresh the heartbeat. Already active: nothing changes (the
+-- expiry never moves). Line empty and fewer than threshold active: activate
+-- until now + TTL. Otherwise queue with ARGV[2].
 --
 -- Returns {status ("queued"|"active"), activated (0|1), rank (0-based),
 -- queue size, active count, threshold, admissions in window, expiry ms (0
--- when queued), relist (1 when the retired tombstone was found and removed:
--- the caller must SADD the event to the active set again)}.
+-- when queued), relist (the retired tombstone's token, or "" when there is
+-- none)}. With a token the caller must SADD the event to the active set
+-- again and then clear the tombstone with release.lua. The tombstone stays
+-- until then, so every check that runs before the event is listed again
+-- relists it itself.
 local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
-drop_expired(KEYS[2], KEYS[4], now)
-local th = threshold_of(KEYS[5], ARGV[5])
+drop_expired(KEYS[2], now)
+local th = threshold_of(KEYS[4], ARGV[5])
 
 local status, activated, rank, expires = 'queued', 0, 0, 0
 local r = redis.call('ZRANK', KEYS[1], uid)
@@ -38,12 +40,10 @@ else
   local exp = redis.call('ZSCORE', KEYS[2], uid)
   if exp then
     status, expires = 'active', tonumber(exp)
-    redis.call('ZADD', KEYS[4], now, uid)
   elseif redis.call('ZCARD', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[2]) < th then
     status, activated, expires = 'active', 1, now + tonumber(ARGV[4])
     redis.call('ZADD', KEYS[2], expires, uid)
-    redis.call('ZADD', KEYS[4], now, uid)
-    record_admission(KEYS[6], KEYS[7], uid, now, since)
+    record_admission(KEYS[5], KEYS[6], uid, now, since)
   else
     redis.call('ZADD', KEYS[1], ARGV[2], uid)
     redis.call('ZADD', KEYS[3], now, uid)
@@ -51,6 +51,5 @@ else
   end
 end
 
-local relist = 0
-if redis.call('DEL', KEYS[8]) == 1 then relist = 1 end
+local relist = redis.call('GET', KEYS[7]) or ''
 return view(status, activated, rank, KEYS, th, since, expires, relist)

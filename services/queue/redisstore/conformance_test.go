@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +104,23 @@ func (f *fixture) emptied(uid string) {
 	f.check(uid, 1, t0, 1)
 	f.leave(uid)
 	f.admit(t0, 1, 10)
+}
+
+// script runs only check.lua for uid, as a join whose pipelined SADD
+// landed elsewhere in time (a Cluster pipeline sends the two to two nodes
+// at once), and returns the snapshot and the relist token.
+func (f *fixture) script(uid string, score int64) (queue.Snapshot, string) {
+	f.t.Helper()
+	reply, err := f.s.checkPipeline(f.ctx, f.ev, f.s.k.eventKeys(f.ev),
+		[]any{uid, score, t0.UnixMilli(), ttl.Milliseconds(), 1, queue.RateWindow.Milliseconds()}, false)
+	if err != nil {
+		f.t.Fatalf("check.lua(%s): %v", uid, err)
+	}
+	snap, relist, err := parseView(reply)
+	if err != nil {
+		f.t.Fatalf("check.lua(%s) reply: %v", uid, err)
+	}
+	return snap, relist
 }
 
 // leave removes uid, failing the test on a store error.
@@ -263,8 +279,13 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if fmt.Sprint(res.Admitted) != "[b]" || res.ActiveCount != 1 || res.QueueSize != 0 {
 			t.Fatalf("after leave: %+v", res)
 		}
-		if ok, _ := f.s.Leave(f.ctx, f.ev, "b"); !ok || f.zcard(f.s.k.activeSeen(f.ev)) != 0 {
-			t.Fatal("leave of an active user left traces")
+		if ok, _ := f.s.Leave(f.ctx, f.ev, "b"); !ok {
+			t.Fatal("leave of an active user reported nothing removed")
+		}
+		for _, k := range []string{f.s.k.queue(f.ev), f.s.k.active(f.ev), f.s.k.seen(f.ev)} {
+			if n := f.zcard(k); n != 0 {
+				t.Fatalf("leave of an active user left %d members in %s", n, k)
+			}
 		}
 	})
 
@@ -460,9 +481,11 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 				t.Fatalf("%s TTL %v, want %v", key, got, ttl)
 			}
 			// A key that has a TTL keeps it: shorten it and admit again.
-			f.s.rdb.Expire(f.ctx, full, time.Hour)
+			if err := f.s.rdb.Expire(f.ctx, full, time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		f.s.Leave(f.ctx, f.ev, "direct")
+		f.leave("direct")
 		if res := f.admit(now, 2, 10); len(res.Admitted) != 1 {
 			t.Fatalf("second pass admitted %v", res.Admitted)
 		}
@@ -491,7 +514,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			want  bool
 		}{{"queued and active", "", false}, {"active only", "b", false}, {"rank pending only", "a", false}} {
 			if c.leave != "" {
-				f.s.Leave(f.ctx, f.ev, c.leave)
+				f.leave(c.leave)
 			}
 			removed, err := f.s.Retire(f.ctx, f.ev)
 			if err != nil || removed != c.want || !f.listed() {
@@ -505,54 +528,93 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 	})
 
-	t.Run("a join during retire keeps the event listed", func(t *testing.T) {
+	t.Run("a join whose script runs inside the retire keeps the event listed", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
 		f.emptied("a")
-		f.s.afterSREM = func() { f.check("b", 2, t0, 1) }
+		// The join's SADD landed before the SREM and its script runs
+		// between the SREM and the re-check: only the re-check can put the
+		// event back (a full Check here would SADD after its script and
+		// relist the event whatever Retire did).
+		f.s.afterSREM = func() {
+			if _, relist := f.script("b", 2); relist != "" {
+				t.Errorf("tombstone %q before the retire left one", relist)
+			}
+		}
 		removed, err := f.s.Retire(f.ctx, f.ev)
 		if err != nil || removed || !f.listed() {
 			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
 		}
+		if n, _ := f.s.rdb.Exists(f.ctx, f.s.k.retired(f.ev)).Result(); n != 0 {
+			t.Fatal("a retire that kept the event left a tombstone")
+		}
 	})
 
-	t.Run("a join whose SADD landed before the SREM relists via the tombstone", func(t *testing.T) {
+	t.Run("every join whose SADD landed before the SREM relists until one has", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
 		f.emptied("a")
-		// The join's SADD arrives first (a Cluster pipeline may do that)...
-		f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev)
-		// ...the worker's retire runs between its SADD and its script...
-		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed || f.listed() {
-			t.Fatalf("Retire = %v, %v", removed, err)
-		}
-		// ...and the script finds the tombstone and relists.
-		reply, err := f.s.checkPipeline(f.ctx, f.ev, f.s.k.eventKeys(f.ev),
-			[]any{"b", 2, t0.UnixMilli(), ttl.Milliseconds(), 1, queue.RateWindow.Milliseconds()}, false)
-		if err != nil {
+		// Two joins' SADDs arrive first (a Cluster pipeline may do that)...
+		if err := f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if _, relist, _ := parseView(reply); !relist {
-			t.Fatal("check did not report the tombstone")
+		// ...the worker's retire runs between their SADDs and their scripts...
+		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed || f.listed() {
+			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
+		}
+		// ...b's script finds the tombstone, but b's relist is still on its
+		// way when c's script runs: c must relist too, or c's Check would
+		// return with c queued in an unlisted event.
+		_, tb := f.script("b", 2)
+		_, tc := f.script("c", 3)
+		if tb == "" || tc != tb {
+			t.Fatalf("relist tokens b=%q c=%q; want the same tombstone for both", tb, tc)
+		}
+		if f.listed() {
+			t.Fatal("setup: listed before any relist")
 		}
 
-		// Through Store.Check: after a retire left the tombstone, the check
-		// sends one more SADD once its script has run.
-		f.leave("b")
-		f.admit(t0, 1, 10)
-		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed {
-			t.Fatalf("second Retire = %v, %v", removed, err)
+		// Through Store.Check (scripts cached): the pipelined SADD, one more
+		// SADD, then the tombstone is cleared.
+		if err := f.s.Load(f.ctx); err != nil {
+			t.Fatal(err)
 		}
 		h := &redistrips.Hook{}
 		f.s.rdb.AddHook(h)
-		f.check("c", 3, t0, 1)
-		_, _, names := counts(h)
-		if sadds := strings.Count(fmt.Sprint(names), "sadd"); sadds != 2 || !f.listed() {
-			t.Fatalf("check after a retire sent %v; want the pipelined SADD and one more", names)
+		f.check("d", 4, t0, 1)
+		trips, scripts, names := counts(h)
+		if trips != 3 || scripts != 2 || fmt.Sprint(names) != "[evalsha sadd sadd evalsha]" || !f.listed() {
+			t.Fatalf("check after a retire sent %d trips %v; want [evalsha sadd] [sadd] [evalsha]", trips, names)
 		}
-		f.check("c", 3, t0, 1)
-		if _, _, names := counts(h); strings.Count(fmt.Sprint(names), "sadd") != 1 {
-			t.Fatalf("the tombstone outlived its relist: %v", names)
+		if n, _ := f.s.rdb.Exists(f.ctx, f.s.k.retired(f.ev)).Result(); n != 0 {
+			t.Fatal("the tombstone outlived its relist")
+		}
+		counts(h)
+		f.check("d", 4, t0, 1)
+		if trips, _, names := counts(h); trips != 1 {
+			t.Fatalf("check after the relist sent %v; want one trip", names)
+		}
+	})
+
+	t.Run("a relist clears only the tombstone it saw", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.emptied("a")
+		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed {
+			t.Fatalf("Retire = %v, %v", removed, err)
+		}
+		_, old := f.script("b", 2) // b's relist is slow...
+		f.leave("b")
+		f.admit(t0, 1, 10)
+		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed { // ...a second retire...
+			t.Fatalf("second Retire = %v, %v", removed, err)
+		}
+		// ...so b's late release must leave the new tombstone alone.
+		if n, err := releaseScript.Run(f.ctx, f.s.rdb, []string{f.s.k.retired(f.ev)}, old).Int64(); err != nil || n != 0 {
+			t.Fatalf("stale release = %d, %v; want 0", n, err)
+		}
+		if _, relist := f.script("c", 3); relist == "" || relist == old {
+			t.Fatalf("relist token %q after the second retire (old %q)", relist, old)
 		}
 	})
 
@@ -566,7 +628,9 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		// Losing every key of the event (the service test runs a real
 		// FLUSHDB; this store shares its Redis with parallel tests).
 		for _, k := range append(f.s.k.eventKeys(f.ev), f.s.k.activeEvents()) {
-			f.s.rdb.Del(f.ctx, k)
+			if err := f.s.rdb.Del(f.ctx, k).Err(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		f.check("x", 0, t0.Add(time.Second), 1)
 		for _, p := range []int64{4, 2, 5, 3} {

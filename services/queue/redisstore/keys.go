@@ -8,19 +8,20 @@ import (
 // keys builds every Redis key the Tier 2 store uses. One event's keys share
 // the hash tag {eventID}, so each per-event script touches a single Cluster
 // slot. The active-events set, the rankings and nothing else live outside an
-// event's slot, and no script touches them.
+// event's slot, and no script touches them. Keys are built from validated
+// event ids only: a user id (any printable text) is only ever a member or a
+// script argument (hostile_test.go).
 type keys struct {
 	prefix string // empty in production; tests use a unique one
 }
 
 // Per-event keys. The comment names the type and what the score means.
 func (k keys) tag(ev string) string        { return k.prefix + "{" + ev + "}" }
-func (k keys) queue(ev string) string      { return k.tag(ev) + ":queue" }       // ZSET uid -> Tier 1 position or arrival ms
-func (k keys) active(ev string) string     { return k.tag(ev) + ":active" }      // ZSET uid -> expiry ms
-func (k keys) seen(ev string) string       { return k.tag(ev) + ":seen" }        // ZSET uid -> last heartbeat ms (queued)
-func (k keys) activeSeen(ev string) string { return k.tag(ev) + ":active-seen" } // ZSET uid -> last heartbeat ms (active)
-func (k keys) threshold(ev string) string  { return k.tag(ev) + ":threshold" }   // STRING per-event override
-func (k keys) admissions(ev string) string { return k.tag(ev) + ":admissions" }  // ZSET "ms:uid" -> admission ms, trimmed to the rate window
+func (k keys) queue(ev string) string      { return k.tag(ev) + ":queue" }      // ZSET uid -> Tier 1 position or arrival ms
+func (k keys) active(ev string) string     { return k.tag(ev) + ":active" }     // ZSET uid -> expiry ms
+func (k keys) seen(ev string) string       { return k.tag(ev) + ":seen" }       // ZSET uid -> last heartbeat ms (queued)
+func (k keys) threshold(ev string) string  { return k.tag(ev) + ":threshold" }  // STRING per-event override
+func (k keys) admissions(ev string) string { return k.tag(ev) + ":admissions" } // ZSET "ms:uid" -> admission ms, trimmed to the rate window
 func (k keys) rankPending(ev string) string {
 	return k.tag(ev) + ":rank-pending" // HASH unix second -> admissions not yet added to the rankings
 }
@@ -41,11 +42,10 @@ func (k keys) eventKeys(ev string) []string {
 		k.queue(ev),       // KEYS[1]
 		k.active(ev),      // KEYS[2]
 		k.seen(ev),        // KEYS[3]
-		k.activeSeen(ev),  // KEYS[4]
-		k.threshold(ev),   // KEYS[5]
-		k.admissions(ev),  // KEYS[6]
-		k.rankPending(ev), // KEYS[7]
-		k.retired(ev),     // KEYS[8]
+		k.threshold(ev),   // KEYS[4]
+		k.admissions(ev),  // KEYS[5]
+		k.rankPending(ev), // KEYS[6]
+		k.retired(ev),     // KEYS[7]
 	}
 }
 

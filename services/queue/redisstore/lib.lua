@@ -1,17 +1,9 @@
 -- lib.lua is prepended to every per-event script (see scripts.go). It holds
 -- the helpers they share; it has no contract of its own.
 
--- drop_expired removes actives whose expiry (score) is at or before now from
--- the active set and their heartbeats from active-seen, in bounded chunks.
-local function drop_expired(active, active_seen, now)
-  while true do
-    local gone = redis.call('ZRANGEBYSCORE', active, '-inf', now, 'LIMIT', 0, 500)
-    for _, uid in ipairs(gone) do
-      redis.call('ZREM', active, uid)
-      redis.call('ZREM', active_seen, uid)
-    end
-    if #gone < 500 then return end
-  end
+-- drop_expired removes actives whose expiry (score) is at or before now.
+local function drop_expired(active, now)
+  redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 end
 
 -- threshold_of is the event's override, else the default.
@@ -39,8 +31,8 @@ end
 
 -- view is the reply every user-facing script returns:
 -- {status, activated, rank, queue size, active count, threshold,
---  admitted in window, expires ms, relist}.
+--  admitted in window, expires ms, relist token or ""}.
 local function view(status, activated, rank, keys, th, since, expires, relist)
   return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
-    th, admitted_since(keys[6], since), expires, relist}
+    th, admitted_since(keys[5], since), expires, relist}
 end

@@ -30,19 +30,27 @@ func TestSeedRetireLosesEvents(t *testing.T) {
 			}
 			f.check("a", 1, t0, 1) // ...someone joins (activated: ZADD + SADD)...
 			f.check("b", 2, t0, 1) // ...someone queues behind them...
-			f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev)
+			if err := f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+				t.Fatal(err)
+			}
 			if f.listed() || f.zcard(f.s.k.queue(f.ev)) != 1 {
 				t.Fatal("seed interleaving did not lose the event")
 			}
-			// ...and b waits forever. Store.Retire over the same interleaving:
-			f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev)
+			// ...and b waits forever. Store.Retire over the same
+			// interleaving: the worker's pass sees the event empty...
+			if err := f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+				t.Fatal(err)
+			}
 			f.leave("a")
 			f.leave("b")
-			f.admit(t0, 1, 10)
-			f.s.afterSREM = func() {
-				f.check("a", 1, t0, 1)
-				f.check("b", 2, t0, 1)
+			if res := f.admit(t0, 1, 10); res.QueueSize+res.ActiveCount != 0 {
+				t.Fatalf("setup: admit pass saw %+v", res)
 			}
+			// ...a and b join (ZADD and SADD both land)...
+			f.check("a", 1, t0, 1)
+			f.check("b", 2, t0, 1)
+			// ...and the worker retires: only Retire's re-check can keep
+			// the event, since both joins' SADDs came before its SREM.
 			if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || removed || !f.listed() {
 				t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
 			}
@@ -135,9 +143,6 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 							}
 							time.Sleep(time.Duration(j+1) * 300 * time.Microsecond)
 							if snap.Status == queue.StatusQueued {
-								probe(uid)
-							}
-							if snap.Status == queue.StatusQueued {
 								queuedSeen.Add(1)
 								probe(uid)
 							}
@@ -166,7 +171,9 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 				}
 				// Drain this round's line so the next starts empty.
 				for f.zcard(f.s.k.queue(f.ev)) > 0 {
-					f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000})
+					if _, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000}); err != nil {
+						t.Fatalf("round %d: drain: %v", r, err)
+					}
 				}
 			}
 			if v := violations.Load(); v > 0 {

@@ -27,15 +27,15 @@ var (
 	cleanupLua string
 	//go:embed stats.lua
 	statsLua string
-	//go:embed unlock.lua
-	unlockLua string
+	//go:embed release.lua
+	releaseLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
 var (
 	// checkScript joins or refreshes a user: the whole of a check request.
 	checkScript = redis.NewScript(lib + checkLua)
-	// touchScript refreshes a heartbeat for status and heartbeat requests.
+	// touchScript refreshes a queued user's heartbeat for status and heartbeat requests.
 	touchScript = redis.NewScript(lib + touchLua)
 	// leaveScript removes a user from line and active set.
 	leaveScript = redis.NewScript(lib + leaveLua)
@@ -47,9 +47,10 @@ var (
 	cleanupScript = redis.NewScript(lib + cleanupLua)
 	// statsScript reads an event's counters.
 	statsScript = redis.NewScript(lib + statsLua)
-	// unlockScript is the compare-and-delete release of the admission lock.
-	unlockScript = redis.NewScript(unlockLua)
+	// releaseScript is compare-and-delete: it releases the admission lock
+	// and clears a retired tombstone after its relist.
+	releaseScript = redis.NewScript(releaseLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, unlockScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, releaseScript}

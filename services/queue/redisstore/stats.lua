@@ -1,7 +1,7 @@
 -- stats.lua: read an event's counters; changes nothing.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, active-seen, threshold,
---               admissions, rank-pending, retired)
+-- KEYS[1..7] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> default threshold
 -- ARGV[3] -> rate window ms
@@ -13,4 +13,4 @@ local oldest = -1
 local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if #first == 2 then oldest = tonumber(first[2]) end
 return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf'),
-  threshold_of(KEYS[5], ARGV[2]), admitted_since(KEYS[6], now - tonumber(ARGV[3])), oldest}
+  threshold_of(KEYS[4], ARGV[2]), admitted_since(KEYS[5], now - tonumber(ARGV[3])), oldest}

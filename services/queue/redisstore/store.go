@@ -7,6 +7,7 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -48,9 +49,10 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 	return &Store{rdb: rdb, k: keys{prefix: opts.Prefix}}
 }
 
-// tombstoneTTL bounds how long the retired tombstone waits for the next
-// join. It only has to outlive a check whose SADD and script ran in the
-// opposite order (a Cluster pipeline sends them to two nodes at once).
+// tombstoneTTL bounds how long a retired tombstone nobody clears is kept. A
+// check clears it once it has relisted the event; it only has to outlive a
+// check whose SADD and script ran in the opposite order (a Cluster pipeline
+// sends them to two nodes at once), which the client's timeouts bound.
 const tombstoneTTL = time.Minute
 
 // cleanupChunk is the most stale users one cleanup script removes.
@@ -79,8 +81,11 @@ func wrap(op, ev string, err error) error {
 
 // Check runs check.lua and, in the same pipeline (one round trip), the
 // idempotent SADD of the event into the active-events set. Only when the
-// script finds the retired tombstone does a second round trip SADD again,
-// because then the pipelined SADD may have landed before a retire's SREM.
+// script finds a retired tombstone does it take two more round trips: the
+// pipelined SADD may have landed before the retire's SREM, so it SADDs again
+// and, once that SADD is done, clears the tombstone (if it is still the one
+// it saw). Until then every other check relists too, so none returns with
+// its user queued in an unlisted event.
 func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
 	keys := s.k.eventKeys(in.EventID)
 	args := []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window()}
@@ -92,9 +97,12 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
 	}
-	if relist {
+	if relist != "" {
+		// The script already ran: on error the snapshot says whom it let in.
 		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), in.EventID).Err(); err != nil {
-			// The script already ran: the snapshot says whom it let in.
+			return snap, wrap("check relist", in.EventID, err)
+		}
+		if err := releaseScript.Run(ctx, s.rdb, []string{s.k.retired(in.EventID)}, relist).Err(); err != nil {
 			return snap, wrap("check relist", in.EventID, err)
 		}
 	}
@@ -212,9 +220,9 @@ func (s *Store) Lock(ctx context.Context, eventID, owner string, ttl time.Durati
 	return true, nil
 }
 
-// Unlock runs unlock.lua (compare-and-delete).
+// Unlock runs release.lua (compare-and-delete) on the lock.
 func (s *Store) Unlock(ctx context.Context, eventID, owner string) (bool, error) {
-	n, err := unlockScript.Run(ctx, s.rdb, []string{s.k.lock(eventID)}, owner).Int64()
+	n, err := releaseScript.Run(ctx, s.rdb, []string{s.k.lock(eventID)}, owner).Int64()
 	if err != nil {
 		return false, wrap("unlock", eventID, err)
 	}
@@ -277,7 +285,7 @@ func (s *Store) Retire(ctx context.Context, eventID string) (bool, error) {
 	if s.afterSREM != nil {
 		s.afterSREM()
 	}
-	keep, err := retireScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), msDur(tombstoneTTL)).Int64()
+	keep, err := retireScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), msDur(tombstoneTTL), rand.Text()).Int64()
 	if err != nil {
 		// Unknown whether anyone is there: put it back, the next pass retries.
 		_ = s.rdb.SAdd(context.WithoutCancel(ctx), s.k.activeEvents(), eventID).Err()
@@ -329,20 +337,22 @@ func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score i
 	return int64(v), true, nil
 }
 
-// parseView reads the reply of check.lua and touch.lua.
-func parseView(r []any) (queue.Snapshot, bool, error) {
+// parseView reads the reply of check.lua and touch.lua: the snapshot and
+// the relist token ("" for none).
+func parseView(r []any) (queue.Snapshot, string, error) {
 	if len(r) != 9 {
-		return queue.Snapshot{}, false, fmt.Errorf("reply has %d fields, want 9", len(r))
+		return queue.Snapshot{}, "", fmt.Errorf("reply has %d fields, want 9", len(r))
 	}
-	status, ok := r[0].(string)
-	if !ok {
-		return queue.Snapshot{}, false, fmt.Errorf("status is %T", r[0])
+	status, ok1 := r[0].(string)
+	relist, ok2 := r[8].(string)
+	if !ok1 || !ok2 {
+		return queue.Snapshot{}, "", fmt.Errorf("status is %T and relist %T, want strings", r[0], r[8])
 	}
-	var n [8]int64
+	var n [7]int64
 	for i := range n {
 		v, err := asInt(r[i+1])
 		if err != nil {
-			return queue.Snapshot{}, false, err
+			return queue.Snapshot{}, "", err
 		}
 		n[i] = v
 	}
@@ -358,7 +368,7 @@ func parseView(r []any) (queue.Snapshot, bool, error) {
 	if n[6] > 0 {
 		snap.ExpiresAt = fromMS(n[6])
 	}
-	return snap, n[7] == 1, nil
+	return snap, relist, nil
 }
 
 // parseAdmit reads the reply of admit.lua.

@@ -1,29 +1,29 @@
--- touch.lua: refresh a queued or active user's heartbeat; join nobody.
+-- touch.lua: refresh a queued user's heartbeat and report where a queued or
+-- active user stands; join nobody.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, active-seen, threshold,
---               admissions, rank-pending, retired)
+-- KEYS[1..7] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
 -- ARGV[3] -> default threshold
 -- ARGV[4] -> rate window ms
 --
 -- Returns the reply of check.lua, with status "" when the user is neither
--- queued nor active (then only the counters are meaningful), activated and
--- relist always 0.
+-- queued nor active (then only the counters are meaningful), activated
+-- always 0 and relist always "".
 local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
-drop_expired(KEYS[2], KEYS[4], now)
-local th = threshold_of(KEYS[5], ARGV[3])
+drop_expired(KEYS[2], now)
+local th = threshold_of(KEYS[4], ARGV[3])
 
 local r = redis.call('ZRANK', KEYS[1], uid)
 if r then
   redis.call('ZADD', KEYS[3], now, uid)
-  return view('queued', 0, r, KEYS, th, since, 0, 0)
+  return view('queued', 0, r, KEYS, th, since, 0, '')
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
 if exp then
-  redis.call('ZADD', KEYS[4], now, uid)
-  return view('active', 0, 0, KEYS, th, since, tonumber(exp), 0)
+  return view('active', 0, 0, KEYS, th, since, tonumber(exp), '')
 end
-return view('', 0, 0, KEYS, th, since, 0, 0)
+return view('', 0, 0, KEYS, th, since, 0, '')

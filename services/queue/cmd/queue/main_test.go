@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,16 +18,40 @@ import (
 	"github.com/vwr-go/vwr/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.Stop()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
-// build compiles this binary into the test's temp dir.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  string
+)
+
+// build compiles this binary once per test binary (into a directory
+// TestMain removes) and returns its path.
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "queue")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vwr-queue-bin-")
+		if err != nil {
+			buildErr = err.Error()
+			return
+		}
+		buildDir = dir
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "queue"), ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Sprintf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != "" {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return filepath.Join(buildDir, "queue")
 }
 
 func TestFailsFastNamingTheMissingVariable(t *testing.T) {
@@ -76,63 +102,94 @@ func TestFailsFastNamingTheMissingVariable(t *testing.T) {
 	}
 }
 
-// start runs the binary on the package's redis-server with a free listen
-// address, visitors identified by X-User-Id, and extra variables on top. It
-// returns the address, the process and its captured stderr.
-func start(t *testing.T, extra ...string) (string, *exec.Cmd, *syncBuf) {
+// proc is a running binary with its captured stderr.
+type proc struct {
+	cmd    *exec.Cmd
+	addr   string // where it listens
+	stderr *syncBuf
+	exited chan struct{}
+	err    error // of cmd.Wait, once exited is closed
+}
+
+// wait returns the exit error, failing the test after d.
+func (p *proc) wait(t *testing.T, d time.Duration) error {
 	t.Helper()
-	bin := build(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	cmd := exec.Command(bin)
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(d):
+		t.Fatalf("still running after %s:\n%s", d, p.stderr.String())
+		return nil
+	}
+}
+
+// start runs the binary on the package's redis-server, with visitors
+// identified by X-User-Id and extra variables on top.
+func start(t *testing.T, extra ...string) *proc {
+	t.Helper()
+	return startEnv(t, append([]string{"REDIS_URL=redis://" + testenv.Redis(t) + "/0"}, extra...))
+}
+
+// startEnv runs the binary with env plus an entry secret, the X-User-Id
+// header and a listen address on port 0, and returns once it logged the
+// address the kernel gave it.
+func startEnv(t *testing.T, env []string) *proc {
+	t.Helper()
+	cmd := exec.Command(build(t))
 	cmd.Env = append([]string{
-		"REDIS_URL=redis://" + testenv.Redis(t) + "/0",
 		"QUEUE_ENTRY_TOKEN_SECRET=cmd-test-secret-0123456789abcdef-0123456",
-		"QUEUE_LISTEN_ADDR=" + addr,
+		"QUEUE_LISTEN_ADDR=127.0.0.1:0",
 		"QUEUE_USER_HEADER=X-User-Id",
-	}, extra...)
-	stderr := &syncBuf{}
-	cmd.Stderr = stderr
+	}, env...)
+	p := &proc{cmd: cmd, stderr: &syncBuf{}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return addr, cmd, stderr
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
+	// The deadline only turns a hang into a clear failure.
+	deadline := time.After(30 * time.Second)
+	for p.addr == "" {
+		for _, line := range strings.Split(p.stderr.String(), "\n") {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "tier 2 queue listening" {
+				p.addr = l.Addr
+			}
+		}
+		select {
+		case <-p.exited:
+			if p.addr == "" {
+				t.Fatalf("exited before listening: %v\n%s", p.err, p.stderr.String())
+			}
+		case <-deadline:
+			t.Fatalf("did not log its listen address:\n%s", p.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return p
 }
 
 func TestServesAndStopsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	addr, cmd, stderr := start(t)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Fatalf("healthz = %d", resp.StatusCode)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never served: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	p := start(t)
+	resp, err := http.Get("http://" + p.addr + "/healthz")
+	if err != nil {
+		t.Fatalf("healthz: %v\n%s", err, p.stderr.String())
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("healthz = %d", resp.StatusCode)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("did not stop on SIGTERM:\n%s", stderr.String())
+	if err := p.wait(t, 15*time.Second); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
 	}
 	for _, want := range []string{`"msg":"tier 2 queue listening"`, `"msg":"shutting down"`, "QUEUE_ADMIN_TOKEN is unset"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Fatalf("log lacks %s:\n%s", want, stderr.String())
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Fatalf("log lacks %s:\n%s", want, p.stderr.String())
 		}
 	}
 }

@@ -29,7 +29,7 @@ func TestPublishesAdmissionsToSQS(t *testing.T) {
 	sq := sqs.NewFromConfig(awstest.Config(endpoint))
 	ctx := context.Background()
 	queueURL := awstest.FIFOQueue(t, sq, testenv.UniqueID(t)+"-admitted.fifo", nil)
-	addr, cmd, stderr := start(t,
+	p := start(t,
 		"SQS_ENABLED=true",
 		"SQS_QUEUE_URL="+queueURL,
 		"AWS_ENDPOINT_URL="+endpoint,
@@ -37,29 +37,23 @@ func TestPublishesAdmissionsToSQS(t *testing.T) {
 	)
 
 	ev := testenv.UniqueID(t)
-	deadline := time.Now().Add(15 * time.Second)
-	for i := 0; i < 25; {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/api/queue/check/"+ev, nil)
+	for i := 0; i < 25; i++ {
+		req, _ := http.NewRequest("POST", "http://"+p.addr+"/api/queue/check/"+ev, nil)
 		req.Header.Set("X-User-Id", fmt.Sprintf("u%d", i))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("never served: %v\n%s", err, stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-			continue
+			t.Fatalf("check u%d: %v\n%s", i, err, p.stderr.String())
 		}
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Fatalf("check u%d = %d", i, resp.StatusCode)
 		}
-		i++
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+	if err := p.wait(t, 30*time.Second); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
 	}
 
 	users := map[string]bool{}
@@ -85,7 +79,7 @@ func TestPublishesAdmissionsToSQS(t *testing.T) {
 		}
 	}
 	if len(users) != 25 {
-		t.Fatalf("queue holds admissions of %d users, want 25\n%s", len(users), stderr.String())
+		t.Fatalf("queue holds admissions of %d users, want 25\n%s", len(users), p.stderr.String())
 	}
 }
 
