@@ -188,14 +188,14 @@ func newLocalStack(addr string, environ map[string]string, stdout, stderr io.Wri
 		return nil, err
 	}
 	s.Log = applog.New(stderr, cfg.Log)
-	if cfg.RedisURL == "" {
+	if cfg.RedisURL == "" && len(cfg.RedisClusterAddrs) == 0 {
 		m, err := miniredis.Run()
 		if err != nil {
 			return nil, fmt.Errorf("start embedded Redis: %w", err)
 		}
 		s.Miniredis = m
 		s.Redis = redis.NewClient(&redis.Options{Addr: m.Addr()})
-		s.Notef("REDIS_URL unset: using embedded Redis (miniredis) on %s; state is lost on exit", m.Addr())
+		s.Notef("REDIS_URL and REDIS_CLUSTER_ADDRS unset: using embedded Redis (miniredis) on %s; state is lost on exit", m.Addr())
 		// miniredis only expires keys when told time passed.
 		s.Go(func(ctx context.Context) { fastForward(ctx, m) })
 	} else {

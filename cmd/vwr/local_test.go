@@ -209,7 +209,7 @@ func post(t *testing.T, url string, hdr map[string]string) map[string]any {
 func TestLocalEmbeddedDefaults(t *testing.T) {
 	base, out := startLocal(t, nil, "-test-greeting", "hi", "-test-threshold", "2")
 	for _, want := range []string{
-		"REDIS_URL unset: using embedded Redis (miniredis)",
+		"REDIS_URL and REDIS_CLUSTER_ADDRS unset: using embedded Redis (miniredis)",
 		"QUEUE_ENTRY_TOKEN_SECRET unset: generated",
 		"VWR_TIER1_TOKEN_KEYS unset: generated Tier 1 key",
 		"QUEUE_USER_HEADER unset: trusting header X-User-Id",

@@ -13,13 +13,13 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
-	"github.com/redis/go-redis/v9"
 
 	admitteddb "github.com/vwr-go/vwr/internal/admitted/dynamostore"
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/emf"
 	"github.com/vwr-go/vwr/internal/envconf"
+	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
@@ -35,11 +35,12 @@ func OpenStore(ctx context.Context, c Config) (store tier1.Store, close func() e
 		if c.RedisURL == "" {
 			return nil, nil, errors.New("VWR_TIER1_REDIS_URL is required when VWR_TIER1_STORE=redis")
 		}
-		opt, err := redis.ParseURL(c.RedisURL)
+		// One server, TLS, or a Cluster (redis+cluster://…): every Tier 1
+		// script touches one {event} slot.
+		rdb, err := redisconn.Vars{URL: "VWR_TIER1_REDIS_URL"}.Open(c.RedisURL, nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("VWR_TIER1_REDIS_URL: %w", err)
+			return nil, nil, err
 		}
-		rdb := redis.NewClient(opt)
 		return redisstore.New(rdb), rdb.Close, nil
 	case StoreDynamoDB:
 		ds, err := dynamostore.New(ctx, c.Dynamo())
