@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/vwr-go/vwr/internal/dynamotable"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
 
@@ -607,55 +608,28 @@ func decodeAdvances(v types.AttributeValue) []tier1.Advance {
 	return out
 }
 
-// CreateTables creates both tables on demand (PAY_PER_REQUEST) with TTL on
-// positions; tables that already exist are left alone. Used by tests and by
-// `vwr local` with VWR_TIER1_STORE=dynamodb.
-func (s *Store) CreateTables(ctx context.Context) error {
-	tables := []*dynamodb.CreateTableInput{
+// Tables are the store's two tables as template.yaml declares them.
+func (s *Store) Tables() []dynamotable.Spec {
+	return []dynamotable.Spec{
 		{
-			TableName: aws.String(s.cfg.EventsTable),
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
-				{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
-			},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
-			},
-			BillingMode: types.BillingModePayPerRequest,
+			Name:  s.cfg.EventsTable,
+			Hash:  dynamotable.Key{Name: attrPK, Type: types.ScalarAttributeTypeS},
+			Range: dynamotable.Key{Name: attrSK, Type: types.ScalarAttributeTypeS},
 		},
 		{
-			TableName: aws.String(s.cfg.PositionsTable),
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(attrReqID), AttributeType: types.ScalarAttributeTypeS},
-			},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrReqID), KeyType: types.KeyTypeHash},
-			},
-			BillingMode: types.BillingModePayPerRequest,
+			Name:         s.cfg.PositionsTable,
+			Hash:         dynamotable.Key{Name: attrReqID, Type: types.ScalarAttributeTypeS},
+			TTLAttribute: attrTTL,
 		},
 	}
-	for _, t := range tables {
-		_, err := s.db.CreateTable(ctx, t)
-		var inUse *types.ResourceInUseException
-		if err != nil && !errors.As(err, &inUse) {
-			return wrap("create table "+aws.ToString(t.TableName), err)
-		}
-	}
-	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName: aws.String(s.cfg.PositionsTable),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{
-			AttributeName: aws.String(attrTTL), Enabled: aws.Bool(true),
-		},
-	})
-	if err != nil && !isTTLAlreadyOn(err) {
-		return wrap("enable TTL", err)
-	}
-	return nil
 }
 
-func isTTLAlreadyOn(err error) bool {
-	var api smithy.APIError
-	return errors.As(err, &api) && api.ErrorCode() == "ValidationException" &&
-		strings.Contains(strings.ToLower(api.ErrorMessage()), "already enabled")
+// CreateTables creates both tables on demand with TTL on positions; an
+// existing table keeps its schema. Used by tests and by `vwr local` with
+// VWR_TIER1_STORE=dynamodb.
+func (s *Store) CreateTables(ctx context.Context) error {
+	if err := dynamotable.Create(ctx, s.db, s.Tables()...); err != nil {
+		return wrap("create tables", err)
+	}
+	return nil
 }
