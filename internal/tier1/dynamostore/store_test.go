@@ -3,6 +3,7 @@ package dynamostore_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -131,6 +132,16 @@ func TestCounterCountsPerItem(t *testing.T) {
 	}
 	if share := st.HottestWriteShare(); share != 0.5 {
 		t.Fatalf("hottest share = %v, want 0.5", share)
+	}
+	part := store.Config().EventsTable + "/pk=" + event
+	if top := st.Partitions[0]; top.Key != part || top.Writes != 3 || top.Reads != 1 {
+		t.Fatalf("hottest partition = %+v, want %s with 3 writes and 1 read", top, part)
+	}
+	if share := st.HottestPartitionWriteShare(); share != 0.5 {
+		t.Fatalf("hottest partition share = %v, want 0.5", share)
+	}
+	if got := fmt.Sprint(st.Calls); got != "map[PutItem:3 Query:1 UpdateItem:3]" {
+		t.Fatalf("calls = %s", got)
 	}
 	counter.Reset()
 	if st := counter.Stats(); st.Writes != 0 || len(st.Items) != 0 {
