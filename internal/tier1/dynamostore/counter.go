@@ -80,9 +80,6 @@ func accesses(params any) []access {
 	switch in := params.(type) {
 	case *dynamodb.GetItemInput:
 		as = append(as, accessOf(in.TableName, in.Key, false))
-	case *dynamodb.QueryInput:
-		// The store queries one partition by pk (a whole item collection).
-		as = append(as, accessOf(in.TableName, map[string]types.AttributeValue{attrPK: in.ExpressionAttributeValues[":pk"]}, false))
 	case *dynamodb.BatchGetItemInput:
 		for table, ka := range in.RequestItems {
 			for _, k := range ka.Keys {
