@@ -26,7 +26,7 @@ import (
 )
 
 // rawClient is a plain client on moto, for fixtures and inspection.
-func rawClient(t *testing.T) *dynamodb.Client {
+func rawClient(t testing.TB) *dynamodb.Client {
 	t.Helper()
 	return dynamodb.NewFromConfig(awstest.Config(testenv.Moto(t)))
 }
@@ -327,7 +327,7 @@ func TestRacingConfiguresLeaveOneShardCount(t *testing.T) {
 // putLegacyEvent writes an event as vwr wrote it before the shards had
 // their own partition keys: no layout attribute, shard k at pk=<eventId>,
 // sk=shard#NN.
-func putLegacyEvent(t *testing.T, s *dynamostore.Store, eventID string, counters []int64) {
+func putLegacyEvent(t testing.TB, s *dynamostore.Store, eventID string, counters []int64) {
 	t.Helper()
 	db := rawClient(t)
 	ctx := context.Background()

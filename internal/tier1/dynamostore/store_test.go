@@ -67,7 +67,7 @@ func (c *serialClient) Do(req *http.Request) (*http.Response, error) {
 }
 
 // newStore returns a store on fresh, uniquely named tables in moto.
-func newStore(t *testing.T, cfg dynamostore.Config) *dynamostore.Store {
+func newStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
 	t.Helper()
 	id := testenv.UniqueID(t)
 	if len(id) > 200 {
@@ -90,7 +90,7 @@ func newStore(t *testing.T, cfg dynamostore.Config) *dynamostore.Store {
 // instance, with its own memory, when the tables exist already. Pass a
 // store's Config() to share its serialClient: requests to one table must
 // not overlap in moto (see serialClient).
-func openStore(t *testing.T, cfg dynamostore.Config) *dynamostore.Store {
+func openStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
 	t.Helper()
 	cfg.Endpoint = testenv.Moto(t)
 	cfg.Region = "us-east-1"
