@@ -74,7 +74,9 @@ type Event struct {
 	Advances []Advance
 }
 
-// Snapshot is an event and all its shard counters, read in one round trip.
+// Snapshot is an event and all its shard counters, read together (one round
+// trip on Redis; one BatchGetItem on DynamoDB once the store knows the
+// event's shard count).
 type Snapshot struct {
 	Found    bool // false when the event was never activated
 	Event    Event
@@ -115,7 +117,8 @@ type AdvanceWrite struct {
 // Store is the port every Tier 1 store implements. All methods return
 // ErrThrottled (wrapped) when the backend still throttles after retries.
 type Store interface {
-	// Snapshot reads the event and all its shard counters in one round trip.
+	// Snapshot reads the event and all its shard counters, strongly
+	// consistent, in one round trip whenever the backend allows.
 	Snapshot(ctx context.Context, eventID string) (Snapshot, error)
 	// Configure creates or updates an event's settings, creating its shard
 	// counters at zero. Changing the shard count once any position was handed

@@ -8,10 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -114,19 +114,29 @@ func (s *Store) Record(ctx context.Context, m admitted.Message) (bool, error) {
 		return false, errors.New("dynamostore: record on a stats reader")
 	}
 	now := s.clock.Now()
-	claimTTL := now.Add(s.tables.ProcessedTTL).Unix()
-	statsTTL := m.Timestamp.Add(s.tables.StatsTTL).Unix()
-	claim := map[string]types.AttributeValue{
-		AttrID:        str(ProcessedKey(m)),
-		AttrEventID:   str(m.EventID),
-		"admittedAt":  str(m.Timestamp.UTC().Format(time.RFC3339Nano)),
-		"processedAt": str(now.UTC().Format(time.RFC3339Nano)),
-		AttrTTL:       num(claimTTL),
+	claim, err := attributevalue.MarshalMap(claimItem{
+		ID:           ProcessedKey(m),
+		EventID:      m.EventID,
+		AdmittedAt:   m.Timestamp.UTC().Format(time.RFC3339Nano),
+		ProcessedAt:  now.UTC().Format(time.RFC3339Nano),
+		EntryTokenID: m.EntryTokenID,
+		TTL:          now.Add(s.tables.ProcessedTTL).Unix(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("dynamostore: record %s: claim: %w", m.EventID, err)
 	}
-	if m.EntryTokenID != "" {
-		claim["entryTokenId"] = str(m.EntryTokenID)
+	bucket, err := attributevalue.MarshalMap(statsKey{EventID: m.EventID, Minute: MinuteOf(m.Timestamp)})
+	if err != nil {
+		return false, fmt.Errorf("dynamostore: record %s: stats key: %w", m.EventID, err)
 	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+	vals, err := attributevalue.MarshalMap(map[string]any{
+		":one": 1,
+		":ttl": m.Timestamp.Add(s.tables.StatsTTL).Unix(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("dynamostore: record %s: values: %w", m.EventID, err)
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: []types.TransactWriteItem{
 			{Put: &types.Put{
 				TableName:                aws.String(s.tables.Processed),
@@ -135,17 +145,11 @@ func (s *Store) Record(ctx context.Context, m admitted.Message) (bool, error) {
 				ExpressionAttributeNames: map[string]string{"#id": AttrID},
 			}},
 			{Update: &types.Update{
-				TableName: aws.String(s.tables.Stats),
-				Key: map[string]types.AttributeValue{
-					AttrEventID: str(m.EventID),
-					AttrMinute:  num(MinuteOf(m.Timestamp)),
-				},
-				UpdateExpression:         aws.String("ADD #n :one SET #ttl = if_not_exists(#ttl, :ttl)"),
-				ExpressionAttributeNames: map[string]string{"#n": AttrAdmitted, "#ttl": AttrTTL},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":one": num(1),
-					":ttl": num(statsTTL),
-				},
+				TableName:                 aws.String(s.tables.Stats),
+				Key:                       bucket,
+				UpdateExpression:          aws.String("ADD #n :one SET #ttl = if_not_exists(#ttl, :ttl)"),
+				ExpressionAttributeNames:  map[string]string{"#n": AttrAdmitted, "#ttl": AttrTTL},
+				ExpressionAttributeValues: vals,
 			}},
 		},
 	})
@@ -167,17 +171,15 @@ func (s *Store) Admitted(ctx context.Context, eventID string, from, to time.Time
 	if first > last {
 		return 0, nil
 	}
+	vals, err := attributevalue.MarshalMap(map[string]any{":e": eventID, ":from": first, ":to": last})
+	if err != nil {
+		return 0, fmt.Errorf("dynamostore: query stats %s: %w", eventID, err)
+	}
 	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.tables.Stats),
-		KeyConditionExpression: aws.String("#e = :e AND #m BETWEEN :from AND :to"),
-		ExpressionAttributeNames: map[string]string{
-			"#e": AttrEventID, "#m": AttrMinute,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":e":    str(eventID),
-			":from": num(first),
-			":to":   num(last),
-		},
+		TableName:                 aws.String(s.tables.Stats),
+		KeyConditionExpression:    aws.String("#e = :e AND #m BETWEEN :from AND :to"),
+		ExpressionAttributeNames:  map[string]string{"#e": AttrEventID, "#m": AttrMinute},
+		ExpressionAttributeValues: vals,
 	}
 	var total int64
 	for {
@@ -185,16 +187,12 @@ func (s *Store) Admitted(ctx context.Context, eventID string, from, to time.Time
 		if err != nil {
 			return 0, fmt.Errorf("dynamostore: query stats %s: %w", eventID, err)
 		}
-		for _, item := range out.Items {
-			n, ok := item[AttrAdmitted].(*types.AttributeValueMemberN)
-			if !ok {
-				continue
-			}
-			v, err := strconv.ParseInt(n.Value, 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("dynamostore: stats %s: bad count %q", eventID, n.Value)
-			}
-			total += v
+		var buckets []statsItem
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &buckets); err != nil {
+			return 0, fmt.Errorf("dynamostore: stats %s: %w", eventID, err)
+		}
+		for _, b := range buckets {
+			total += b.Admitted
 		}
 		if len(out.LastEvaluatedKey) == 0 {
 			return total, nil
@@ -226,8 +224,23 @@ func bucketRange(from, to time.Time) (first, last int64) {
 	return f, t - t%60
 }
 
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+// claimItem is a processed-table item: one admission, claimed once.
+type claimItem struct {
+	ID           string `dynamodbav:"id"`
+	EventID      string `dynamodbav:"eventId"`
+	AdmittedAt   string `dynamodbav:"admittedAt"`
+	ProcessedAt  string `dynamodbav:"processedAt"`
+	EntryTokenID string `dynamodbav:"entryTokenId,omitempty"`
+	TTL          int64  `dynamodbav:"ttl"`
+}
 
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+// statsKey is a stats-table key: an event's minute bucket.
+type statsKey struct {
+	EventID string `dynamodbav:"eventId"`
+	Minute  int64  `dynamodbav:"minute"`
+}
+
+// statsItem is the count a stats bucket holds.
+type statsItem struct {
+	Admitted int64 `dynamodbav:"admitted"`
 }

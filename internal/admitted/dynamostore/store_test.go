@@ -115,3 +115,35 @@ func TestClaimCarriesSevenDayTTL(t *testing.T) {
 		t.Fatalf("TTL description = %+v", d)
 	}
 }
+
+// TestCorruptBucketIsAnError: a bucket whose count is not a number fails the
+// read instead of being skipped, which would under-report the admit rate.
+func TestCorruptBucketIsAnError(t *testing.T) {
+	t.Parallel()
+	db := client(t)
+	ctx := context.Background()
+	id := testenv.UniqueID(t)
+	tables := dynamostore.Tables{Processed: id + "-processed", Stats: id + "-stats"}
+	if err := dynamostore.CreateTables(ctx, db, tables); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 1, 0, 30, 0, time.UTC)
+	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(tables.Stats),
+		Item: map[string]types.AttributeValue{
+			dynamostore.AttrEventID:  &types.AttributeValueMemberS{Value: "ev-1"},
+			dynamostore.AttrMinute:   &types.AttributeValueMemberN{Value: strconv.FormatInt(dynamostore.MinuteOf(now), 10)},
+			dynamostore.AttrAdmitted: &types.AttributeValueMemberS{Value: "many"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := dynamostore.NewStatsReader(db, tables.Stats, clock.NewManual(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.Admitted(ctx, "ev-1", now.Add(-time.Minute), now.Add(time.Minute)); err == nil {
+		t.Fatalf("Admitted over a corrupt bucket = %d, want an error", n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,14 +20,20 @@ import (
 )
 
 // TestConcurrentEntersAndAdvancers is the concurrency test against
-// moto: 32 goroutines × 300 enters on 4 shards while two advancers tick.
+// moto: 12 goroutines × 100 enters on 4 shards while two advancers tick
+// after every 60 enters, then ticks until everyone is admitted. moto
+// answers one request at a time in about 10 ms on a 2-core machine, so the
+// test costs its request count: about 2.4 per enter plus one snapshot per
+// worker per tick. The batch is small enough that about a third of the line
+// is left for the drain, where every tick must admit exactly one batch.
 func TestConcurrentEntersAndAdvancers(t *testing.T) {
 	t.Parallel()
 	const (
-		workers = 32
-		each    = 300
-		shards  = 4
-		batch   = 500
+		workers    = 12
+		each       = 100
+		shards     = 4
+		batch      = 40
+		roundEvery = 60 // enters between two advancer rounds
 	)
 	counter := dynamostore.NewCounter()
 	store := newStore(t, dynamostore.Config{APIOptions: []func(*middleware.Stack) error{counter.Register}})
@@ -52,6 +59,9 @@ func TestConcurrentEntersAndAdvancers(t *testing.T) {
 		tickets atomic.Int64
 		wg      sync.WaitGroup
 		failed  atomic.Bool
+		// due gets a value every roundEvery enters, so the advancers tick
+		// while people enter, paced by progress instead of sleeps.
+		due = make(chan struct{}, workers*each/roundEvery)
 	)
 	for w := range workers {
 		wg.Add(1)
@@ -64,6 +74,9 @@ func TestConcurrentEntersAndAdvancers(t *testing.T) {
 					key = fmt.Sprintf("w%d-%d", w, i)
 				}
 				ticket := tickets.Add(1)
+				if ticket%roundEvery == 0 {
+					due <- struct{}{}
+				}
 				r, err := svc.Assign(ctx, event, key)
 				if err != nil || !r.Active {
 					t.Errorf("Assign: %+v, %v", r, err)
@@ -134,10 +147,9 @@ func TestConcurrentEntersAndAdvancers(t *testing.T) {
 		select {
 		case <-done:
 			running = false
-		default:
+		case <-due:
 			round()
 			rounds++
-			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	if failed.Load() {
@@ -170,7 +182,8 @@ func TestConcurrentEntersAndAdvancers(t *testing.T) {
 	}
 
 	// With everyone in, each tick admits exactly one batch until the line is empty.
-	for {
+	drained := 0
+	for ; ; drained++ {
 		before, _ := adv1.AdminStatus(ctx, event)
 		if before.Waiting == 0 {
 			break
@@ -185,16 +198,26 @@ func TestConcurrentEntersAndAdvancers(t *testing.T) {
 			t.Fatalf("serving %d passed maxAssigned %d", after.ServingCounter, after.MaxAssigned)
 		}
 	}
+	if drained == 0 {
+		t.Fatalf("the line was empty when the enters ended: raise workers×each or lower batch so the drain is tested")
+	}
 	final, _ := adv1.AdminStatus(ctx, event)
 	if final.ServingCounter != final.MaxAssigned || final.Admitted != workers*each {
 		t.Fatalf("final status %+v: want everyone admitted, serving = maxAssigned", final)
 	}
 
-	hot := enterStats.Items[0]
-	t.Logf("during %d rounds of enters: %d writes, %d reads for %d visitors (%.2f writes/visitor); hottest item %s took %.1f%% of writes",
-		rounds, enterStats.Writes, enterStats.Reads, len(all), float64(enterStats.Writes)/float64(len(all)), hot.Key, 100*enterStats.HottestWriteShare())
+	hot, hotPart := enterStats.Items[0], enterStats.Partitions[0]
+	t.Logf("%d drain rounds", drained)
+	t.Logf("during %d rounds of enters: %d writes, %d reads for %d visitors (%.2f writes/visitor); hottest item %s took %.1f%% of writes, hottest partition %s %.1f%%",
+		rounds, enterStats.Writes, enterStats.Reads, len(all), float64(enterStats.Writes)/float64(len(all)),
+		hot.Key, 100*enterStats.HottestWriteShare(), hotPart.Key, 100*enterStats.HottestPartitionWriteShare())
 	if share := enterStats.HottestWriteShare(); share > 0.2 {
-		t.Errorf("hottest item took %.2f of writes; with %d shards each shard should take about 1/%d of the counter writes", share, shards, 2*shards)
+		t.Errorf("hottest item took %.2f of writes; with %d shards each shard should take about 1/%d of the writes", share, shards, 2*shards)
+	}
+	// Each shard is its own partition, so no partition is hotter than the
+	// hottest shard item (with shared partition keys it took ~1/2).
+	if hotPart.Writes != hot.Writes || !strings.HasPrefix(hotPart.Key, store.Config().EventsTable+"/pk="+event+"#s") {
+		t.Errorf("hottest partition %+v, want the hottest shard's own partition (hottest item %+v)", hotPart, hot)
 	}
 }
 

@@ -2,20 +2,27 @@
 //
 // Events table (key pk, sk):
 //   - pk=<eventId>, sk="event": settings, servingCounter, updatedAt, tick
-//     slot and the last minute's advances;
-//   - pk=<eventId>, sk="shard#NN": one counter shard (c = positions handed
-//     out, n = the shard count it belongs to), bumped with `ADD c :1`;
-//   - pk="#registry", sk="active": the set of active event ids ('#' never
-//     occurs in an event id).
+//     slot, the last minute's advances and layout=2;
+//   - pk=<eventId>#sNN, sk="shard": counter shard NN (c = positions handed
+//     out, n = the shard count it belongs to), bumped with `ADD c :1`. Each
+//     shard has its own partition key, because DynamoDB's 1,000 writes/s
+//     apply per partition;
+//   - pk="#registry", sk="active": the set of active event ids.
+//
+// '#' never occurs in an event id, so these keys cannot collide. Events
+// written before the shards had their own partition keys (no layout
+// attribute, shards at pk=<eventId>, sk="shard#NN") are still read and
+// served, and move to the new keys with their next Configure (migrate).
 //
 // Positions table (key requestId, TTL attribute ttl):
 //   - requestId=<random id>: eventId, position, shard, createdAt, ttl;
 //   - requestId="idem#<eventId>#<key>": the first answer to an
 //     Idempotency-Key (target = its requestId), same TTL. Keeping these out
-//     of the events table keeps them off the event's partition.
+//     of the events table keeps them off the shards' partitions.
 //
-// An event's settings and all its shards share the partition key, so one
-// Query reads them together.
+// Items are encoded with feature/dynamodb/attributevalue (items.go). A
+// snapshot is one strongly consistent BatchGetItem of the event item and the
+// shard keys remembered from the last read (snapshot.go).
 package dynamostore
 
 import (
@@ -23,25 +30,26 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/vwr-go/vwr/internal/dynamotable"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
 
 // API is the part of the DynamoDB client the store uses.
 type API interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
@@ -51,23 +59,12 @@ type API interface {
 type Store struct {
 	db  API
 	cfg Config
+
+	mu      sync.Mutex
+	layouts map[string]layout // per event, as last read or written
 }
 
 var _ tier1.Store = (*Store)(nil)
-
-// Item key layout.
-const (
-	skEvent      = "event"
-	shardPrefix  = "shard#"
-	registryPK   = "#registry"
-	registrySK   = "active"
-	idemPrefix   = "idem#"
-	attrPK       = "pk"
-	attrSK       = "sk"
-	attrReqID    = "requestId"
-	attrTTL      = "ttl"
-	maxTransacts = 100
-)
 
 // New loads the AWS configuration (region, credentials, AWS_ENDPOINT_URL)
 // and returns a Store on the configured tables.
@@ -104,52 +101,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 
 // NewWithClient returns a Store on an existing client.
 func NewWithClient(db API, cfg Config) *Store {
-	return &Store{db: db, cfg: cfg.WithDefaults()}
+	return &Store{db: db, cfg: cfg.WithDefaults(), layouts: map[string]layout{}}
 }
 
 // Config returns the store's table configuration.
 func (s *Store) Config() Config { return s.cfg }
-
-func str(v string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: v} }
-
-func num[T int | int64](v T) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(int64(v), 10)}
-}
-
-func getS(item map[string]types.AttributeValue, a string) string {
-	if v, ok := item[a].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-func getN(item map[string]types.AttributeValue, a string) int64 {
-	if v, ok := item[a].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
-	return 0
-}
-
-func getBool(item map[string]types.AttributeValue, a string) bool {
-	v, ok := item[a].(*types.AttributeValueMemberBOOL)
-	return ok && v.Value
-}
-
-func shardSK(k int) string { return fmt.Sprintf("%s%02d", shardPrefix, k) }
-
-func eventKey(eventID, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: str(eventID), attrSK: str(sk)}
-}
-
-func idemID(eventID, key string) string { return idemPrefix + eventID + "#" + key }
-
-func msTime(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(n).UTC()
-}
 
 // throttled reports whether err is DynamoDB still throttling after the
 // SDK's retries.
@@ -187,208 +143,20 @@ func conditionFailed(err error) bool {
 	return errors.As(err, &ccf)
 }
 
-func canceledByCondition(err error) bool {
+// failedConditions returns the indexes of a cancelled transaction's items
+// whose condition failed (none for any other error).
+func failedConditions(err error) []int {
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
-		return false
+		return nil
 	}
-	for _, r := range tce.CancellationReasons {
+	var idx []int
+	for i, r := range tce.CancellationReasons {
 		if aws.ToString(r.Code) == "ConditionalCheckFailed" {
-			return true
+			idx = append(idx, i)
 		}
 	}
-	return false
-}
-
-// Snapshot reads the event item and its shards with one strongly consistent
-// Query on the event's partition.
-func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, error) {
-	var items []map[string]types.AttributeValue
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.cfg.EventsTable),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(eventID)},
-		ConsistentRead:            aws.Bool(true),
-	}
-	for {
-		out, err := s.db.Query(ctx, in)
-		if err != nil {
-			return tier1.Snapshot{}, wrap("snapshot "+eventID, err)
-		}
-		items = append(items, out.Items...)
-		if len(out.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
-	snap := tier1.Snapshot{Event: tier1.Event{ID: eventID}}
-	shards := map[int]int64{}
-	for _, it := range items {
-		sk := getS(it, attrSK)
-		switch {
-		case sk == skEvent:
-			snap.Found = true
-			e := &snap.Event
-			e.Active = getBool(it, "active")
-			e.Paused = getBool(it, "paused")
-			e.Shards = int(getN(it, "shards"))
-			e.BatchSize = getN(it, "batchSize")
-			e.ServingCounter = getN(it, "servingCounter")
-			e.TickSlot = getN(it, "tickSlot")
-			e.UpdatedAt = msTime(getN(it, "updatedAt"))
-			e.Advances = decodeAdvances(it["advances"])
-		case strings.HasPrefix(sk, shardPrefix):
-			if k, err := strconv.Atoi(sk[len(shardPrefix):]); err == nil {
-				shards[k] = getN(it, "c")
-			}
-		}
-	}
-	if snap.Found {
-		snap.Counters = make([]int64, snap.Event.Shards)
-		for k, c := range shards {
-			if k >= 0 && k < snap.Event.Shards {
-				snap.Counters[k] = c
-			}
-		}
-	}
-	return snap, nil
-}
-
-// Configure writes the settings, the shard items and the registry in one
-// transaction (or, when the shard count is unchanged, just the event item
-// and the registry). Each existing shard is conditioned on "no position handed out
-// or already this shard count", so a shard-count change after the first
-// position cancels the whole transaction (tier1.ErrInvalidConfig).
-func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings, now time.Time) error {
-	// Which shard items exist (a shrinking count must delete the extra ones).
-	existing, err := s.shardIndexes(ctx, eventID)
-	if err != nil {
-		return err
-	}
-	tbl := aws.String(s.cfg.EventsTable)
-	eventUpdate := &types.Update{
-		TableName: tbl,
-		Key:       eventKey(eventID, skEvent),
-		UpdateExpression: aws.String("SET active = :a, paused = :p, shards = :n, batchSize = :b, updatedAt = :now, " +
-			"servingCounter = if_not_exists(servingCounter, :zero), tickSlot = if_not_exists(tickSlot, :zero)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":a": &types.AttributeValueMemberBOOL{Value: st.Active}, ":p": &types.AttributeValueMemberBOOL{Value: st.Paused},
-			":n": num(st.Shards), ":b": num(st.BatchSize), ":now": num(now.UnixMilli()), ":zero": num(0),
-		},
-	}
-	if sameShards(existing, st.Shards) {
-		// Shard count unchanged (pause, resume, new batch size): touch only
-		// the event item, so an admin change during a flood does not contend
-		// with the enters' ADDs on the shard items. The condition sends a
-		// concurrent shard change down the transactional path below.
-		fast := *eventUpdate
-		fast.ConditionExpression = aws.String("shards = :n")
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: fast.TableName, Key: fast.Key, UpdateExpression: fast.UpdateExpression,
-			ConditionExpression: fast.ConditionExpression, ExpressionAttributeValues: fast.ExpressionAttributeValues,
-		})
-		switch {
-		case err == nil:
-			return s.register(ctx, eventID, st.Active)
-		case !conditionFailed(err):
-			return wrap("configure "+eventID, err)
-		}
-	}
-	items := []types.TransactWriteItem{{Update: eventUpdate}}
-	for k := 0; k < st.Shards; k++ {
-		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName:                 tbl,
-			Key:                       eventKey(eventID, shardSK(k)),
-			UpdateExpression:          aws.String("SET n = :n, c = if_not_exists(c, :zero)"),
-			ConditionExpression:       aws.String("attribute_not_exists(c) OR c = :zero OR n = :n"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":n": num(st.Shards), ":zero": num(0)},
-		}})
-	}
-	for _, k := range existing {
-		if k >= st.Shards {
-			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
-				TableName:                 tbl,
-				Key:                       eventKey(eventID, shardSK(k)),
-				ConditionExpression:       aws.String("attribute_not_exists(c) OR c = :zero"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":zero": num(0)},
-			}})
-		}
-	}
-	items = append(items, types.TransactWriteItem{Update: s.registryUpdate(eventID, st.Active)})
-	if len(items) > maxTransacts {
-		return fmt.Errorf("%w: too many shards to change at once", tier1.ErrInvalidConfig)
-	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if canceledByCondition(err) {
-		return fmt.Errorf("%w: shards cannot change after positions were handed out", tier1.ErrInvalidConfig)
-	}
-	if err != nil {
-		return wrap("configure "+eventID, err)
-	}
-	return nil
-}
-
-// sameShards reports whether the existing shard items are exactly 0..n-1.
-func sameShards(existing []int, n int) bool {
-	if len(existing) != n {
-		return false
-	}
-	for _, k := range existing {
-		if k < 0 || k >= n {
-			return false
-		}
-	}
-	return true
-}
-
-// register adds the event to, or removes it from, the active-events registry.
-func (s *Store) register(ctx context.Context, eventID string, active bool) error {
-	u := s.registryUpdate(eventID, active)
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
-		ExpressionAttributeValues: u.ExpressionAttributeValues,
-	})
-	if err != nil {
-		return wrap("register "+eventID, err)
-	}
-	return nil
-}
-
-// registryUpdate adds eventID to the registry's set when active, else
-// removes it.
-func (s *Store) registryUpdate(eventID string, active bool) *types.Update {
-	op := "DELETE"
-	if active {
-		op = "ADD"
-	}
-	return &types.Update{
-		TableName:                 aws.String(s.cfg.EventsTable),
-		Key:                       eventKey(registryPK, registrySK),
-		UpdateExpression:          aws.String(op + " ids :id"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberSS{Value: []string{eventID}}},
-	}
-}
-
-func (s *Store) shardIndexes(ctx context.Context, eventID string) ([]int, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.cfg.EventsTable),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :shard)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(eventID), ":shard": str(shardPrefix),
-		},
-		ProjectionExpression: aws.String("sk"),
-		ConsistentRead:       aws.Bool(true),
-	})
-	if err != nil {
-		return nil, wrap("list shards "+eventID, err)
-	}
-	var ks []int
-	for _, it := range out.Items {
-		if k, err := strconv.Atoi(getS(it, attrSK)[len(shardPrefix):]); err == nil {
-			ks = append(ks, k)
-		}
-	}
-	return ks, nil
+	return idx
 }
 
 // Assign hands out a position.
@@ -412,30 +180,24 @@ func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position
 			return prev, ok, err
 		}
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.cfg.EventsTable),
-		Key:                       eventKey(p.EventID, shardSK(p.Shard)),
-		UpdateExpression:          aws.String("ADD c :one"),
-		ConditionExpression:       aws.String("n = :n"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":n": num(p.Shards)},
-		ReturnValues:              types.ReturnValueUpdatedNew,
-	})
-	if conditionFailed(err) {
-		return tier1.Position{}, false, tier1.ErrConflict
-	}
+	c, err := s.bump(ctx, p)
 	if err != nil {
-		return tier1.Position{}, false, wrap("assign "+p.EventID, err)
+		return tier1.Position{}, false, err
 	}
 	pos := tier1.Position{
 		RequestID: p.RequestID, EventID: p.EventID, Shard: p.Shard,
-		Position:  tier1.StridedPosition(p.Shard, p.Shards, getN(out.Attributes, "c")),
+		Position:  tier1.StridedPosition(p.Shard, p.Shards, c),
 		CreatedAt: time.UnixMilli(p.Now.UnixMilli()).UTC(),
 	}
 	expires := p.Now.Add(p.TTL)
 	if p.IdempotencyKey == "" {
+		item, err := attributevalue.MarshalMap(newRecord(pos, expires))
+		if err != nil {
+			return tier1.Position{}, false, fmt.Errorf("dynamostore: record position %s: %w", p.EventID, err)
+		}
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:           aws.String(s.cfg.PositionsTable),
-			Item:                positionItem(pos, expires),
+			Item:                item,
 			ConditionExpression: aws.String("attribute_not_exists(requestId)"),
 		})
 		if err != nil {
@@ -443,12 +205,15 @@ func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position
 		}
 		return pos, false, nil
 	}
-	idem := positionItem(pos, expires)
-	idem[attrReqID] = str(idemID(p.EventID, p.IdempotencyKey))
-	idem["target"] = str(p.RequestID)
+	rec := newRecord(pos, expires)
+	rec.RequestID, rec.Target = idemID(p.EventID, p.IdempotencyKey), p.RequestID
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return tier1.Position{}, false, fmt.Errorf("dynamostore: record idempotency key %s: %w", p.EventID, err)
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           aws.String(s.cfg.PositionsTable),
-		Item:                idem,
+		Item:                item,
 		ConditionExpression: aws.String("attribute_not_exists(requestId)"),
 	})
 	if conditionFailed(err) {
@@ -467,28 +232,63 @@ func (s *Store) Assign(ctx context.Context, p tier1.NewPosition) (tier1.Position
 	return pos, false, nil
 }
 
-func positionItem(pos tier1.Position, expires time.Time) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		attrReqID: str(pos.RequestID), "eventId": str(pos.EventID), "position": num(pos.Position),
-		"shard": num(pos.Shard), "createdAt": num(pos.CreatedAt.UnixMilli()), attrTTL: num(expires.Unix()),
+// bump adds one to the chosen shard's counter, on condition that the shard
+// belongs to the count the caller believes (else tier1.ErrConflict), and
+// returns the new count. On an event the store last saw in the legacy
+// layout it tries the shard's legacy key first, then its own key, where a
+// migration may have just moved it; both are conditioned, and only one of
+// the two items exists at a time.
+func (s *Store) bump(ctx context.Context, p tier1.NewPosition) (int64, error) {
+	keys := []itemKey{shardKey(p.EventID, p.Shard)}
+	if l, ok := s.remembered(p.EventID); ok && l.legacy {
+		keys = []itemKey{legacyShardKey(p.EventID, p.Shard), shardKey(p.EventID, p.Shard)}
 	}
-}
-
-// itemPosition reads a position or idempotency record (positionItem's shape).
-func itemPosition(it map[string]types.AttributeValue, requestID, eventID string) tier1.Position {
-	return tier1.Position{
-		RequestID: requestID, EventID: eventID, Position: getN(it, "position"),
-		Shard: int(getN(it, "shard")), CreatedAt: msTime(getN(it, "createdAt")),
+	vals, err := attributevalue.MarshalMap(map[string]any{":one": 1, ":n": p.Shards})
+	if err != nil {
+		return 0, fmt.Errorf("dynamostore: assign %s: %w", p.EventID, err)
 	}
+	for _, k := range keys {
+		key, err := attributevalue.MarshalMap(k)
+		if err != nil {
+			return 0, fmt.Errorf("dynamostore: assign %s: %w", p.EventID, err)
+		}
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.cfg.EventsTable),
+			Key:                       key,
+			UpdateExpression:          aws.String("ADD c :one"),
+			ConditionExpression:       aws.String("n = :n"),
+			ExpressionAttributeValues: vals,
+			ReturnValues:              types.ReturnValueUpdatedNew,
+		})
+		if conditionFailed(err) {
+			continue
+		}
+		if err != nil {
+			return 0, wrap("assign "+p.EventID, err)
+		}
+		var sh shardItem
+		if err := attributevalue.UnmarshalMap(out.Attributes, &sh); err != nil {
+			return 0, fmt.Errorf("dynamostore: assign %s: decode counter: %w", p.EventID, err)
+		}
+		if sh.C < 1 {
+			return 0, fmt.Errorf("dynamostore: assign %s: counter %d after ADD", p.EventID, sh.C)
+		}
+		return sh.C, nil
+	}
+	return 0, tier1.ErrConflict
 }
 
 // putPosition writes a position record unconditionally: for a given
 // requestId its content never changes, so a repair after a crash and a
 // racing retry write the same item.
 func (s *Store) putPosition(ctx context.Context, pos tier1.Position, expires time.Time) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+	item, err := attributevalue.MarshalMap(newRecord(pos, expires))
+	if err != nil {
+		return fmt.Errorf("dynamostore: record position %s: %w", pos.EventID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.cfg.PositionsTable),
-		Item:      positionItem(pos, expires),
+		Item:      item,
 	})
 	if err != nil {
 		return wrap("record position "+pos.EventID, err)
@@ -496,23 +296,39 @@ func (s *Store) putPosition(ctx context.Context, pos tier1.Position, expires tim
 	return nil
 }
 
-func (s *Store) idem(ctx context.Context, eventID, key string) (tier1.Position, bool, error) {
+// record reads a positions-table item strongly consistently; found is false
+// when there is none.
+func (s *Store) record(ctx context.Context, requestID string) (rec positionRecord, found bool, err error) {
+	key, err := attributevalue.MarshalMap(recordKey{RequestID: requestID})
+	if err != nil {
+		return rec, false, err
+	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.cfg.PositionsTable),
-		Key:            map[string]types.AttributeValue{attrReqID: str(idemID(eventID, key))},
+		Key:            key,
 		ConsistentRead: aws.Bool(true),
 	})
+	if err != nil || len(out.Item) == 0 {
+		return rec, false, err
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return rec, false, fmt.Errorf("decode %s: %w", requestID, err)
+	}
+	return rec, true, nil
+}
+
+func (s *Store) idem(ctx context.Context, eventID, key string) (tier1.Position, bool, error) {
+	rec, ok, err := s.record(ctx, idemID(eventID, key))
 	if err != nil {
 		return tier1.Position{}, false, wrap("read idempotency key "+eventID, err)
 	}
-	if len(out.Item) == 0 {
+	if !ok {
 		return tier1.Position{}, false, nil
 	}
-	it := out.Item
-	pos := itemPosition(it, getS(it, "target"), eventID)
+	pos := rec.position(rec.Target)
 	// The first attempt may have died between the idempotency record and the
 	// position record: rewrite the latter so the returned requestId works.
-	if err := s.putPosition(ctx, pos, time.Unix(getN(it, attrTTL), 0)); err != nil {
+	if err := s.putPosition(ctx, pos, time.Unix(rec.TTL, 0)); err != nil {
 		return tier1.Position{}, false, err
 	}
 	return pos, true, nil
@@ -521,19 +337,14 @@ func (s *Store) idem(ctx context.Context, eventID, key string) (tier1.Position, 
 // Position reads a visitor's record (strongly consistent: a check may
 // follow its enter within milliseconds).
 func (s *Store) Position(ctx context.Context, eventID, requestID string) (tier1.Position, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.cfg.PositionsTable),
-		Key:            map[string]types.AttributeValue{attrReqID: str(requestID)},
-		ConsistentRead: aws.Bool(true),
-	})
+	rec, ok, err := s.record(ctx, requestID)
 	if err != nil {
 		return tier1.Position{}, wrap("read position "+eventID, err)
 	}
-	it := out.Item
-	if len(it) == 0 || getS(it, "eventId") != eventID || getS(it, "target") != "" {
+	if !ok || rec.EventID != eventID || rec.Target != "" {
 		return tier1.Position{}, tier1.ErrNotFound
 	}
-	return itemPosition(it, requestID, eventID), nil
+	return rec.position(requestID), nil
 }
 
 // Advance raises the serving counter with a condition on its old value (and
@@ -541,17 +352,23 @@ func (s *Store) Position(ctx context.Context, eventID, requestID string) (tier1.
 func (s *Store) Advance(ctx context.Context, a tier1.AdvanceWrite) error {
 	expr := "SET servingCounter = :to, updatedAt = :now, advances = :adv"
 	cond := "servingCounter = :from"
-	vals := map[string]types.AttributeValue{
-		":to": num(a.To), ":from": num(a.From), ":now": num(a.Now.UnixMilli()), ":adv": encodeAdvances(a.Advances),
-	}
+	v := map[string]any{":to": a.To, ":from": a.From, ":now": a.Now.UnixMilli(), ":adv": advanceItems(a.Advances)}
 	if a.TickSlot > 0 {
 		expr += ", tickSlot = :slot"
 		cond += " AND (attribute_not_exists(tickSlot) OR tickSlot < :slot)"
-		vals[":slot"] = num(a.TickSlot)
+		v[":slot"] = a.TickSlot
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	vals, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return fmt.Errorf("dynamostore: advance %s: %w", a.EventID, err)
+	}
+	key, err := attributevalue.MarshalMap(eventKey(a.EventID))
+	if err != nil {
+		return fmt.Errorf("dynamostore: advance %s: %w", a.EventID, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.cfg.EventsTable),
-		Key:                       eventKey(a.EventID, skEvent),
+		Key:                       key,
 		UpdateExpression:          aws.String(expr),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeValues: vals,
@@ -567,95 +384,48 @@ func (s *Store) Advance(ctx context.Context, a tier1.AdvanceWrite) error {
 
 // ActiveEvents reads the registry item.
 func (s *Store) ActiveEvents(ctx context.Context) ([]string, error) {
+	key, err := attributevalue.MarshalMap(registryKey())
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: active events: %w", err)
+	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.cfg.EventsTable),
-		Key:            eventKey(registryPK, registrySK),
+		Key:            key,
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, wrap("active events", err)
 	}
-	var ids []string
-	if ss, ok := out.Item["ids"].(*types.AttributeValueMemberSS); ok {
-		ids = append(ids, ss.Value...)
+	var reg registryItem
+	if err := attributevalue.UnmarshalMap(out.Item, &reg); err != nil {
+		return nil, fmt.Errorf("dynamostore: active events: decode registry: %w", err)
 	}
-	sort.Strings(ids)
-	return ids, nil
+	sort.Strings(reg.IDs)
+	return reg.IDs, nil
 }
 
-func encodeAdvances(as []tier1.Advance) types.AttributeValue {
-	l := make([]types.AttributeValue, len(as))
-	for i, a := range as {
-		l[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"t": num(a.At.UnixMilli()), "n": num(a.Admitted),
-		}}
+// Tables are the store's two tables as template.yaml declares them.
+func (s *Store) Tables() []dynamotable.Spec {
+	return []dynamotable.Spec{
+		{
+			Name:  s.cfg.EventsTable,
+			Hash:  dynamotable.Key{Name: attrPK, Type: types.ScalarAttributeTypeS},
+			Range: dynamotable.Key{Name: attrSK, Type: types.ScalarAttributeTypeS},
+		},
+		{
+			Name:         s.cfg.PositionsTable,
+			Hash:         dynamotable.Key{Name: attrReqID, Type: types.ScalarAttributeTypeS},
+			TTLAttribute: attrTTL,
+		},
 	}
-	return &types.AttributeValueMemberL{Value: l}
 }
 
-func decodeAdvances(v types.AttributeValue) []tier1.Advance {
-	l, ok := v.(*types.AttributeValueMemberL)
-	if !ok {
-		return nil
-	}
-	var out []tier1.Advance
-	for _, e := range l.Value {
-		if m, ok := e.(*types.AttributeValueMemberM); ok {
-			out = append(out, tier1.Advance{At: msTime(getN(m.Value, "t")), Admitted: getN(m.Value, "n")})
-		}
-	}
-	return out
-}
-
-// CreateTables creates both tables on demand (PAY_PER_REQUEST) with TTL on
-// positions; tables that already exist are left alone. Used by tests and by
-// `vwr local` with VWR_TIER1_STORE=dynamodb.
+// CreateTables creates both tables on demand with TTL on positions; an
+// existing table keeps its schema. Used by tests and by `vwr local` with
+// VWR_TIER1_STORE=dynamodb.
 func (s *Store) CreateTables(ctx context.Context) error {
-	tables := []*dynamodb.CreateTableInput{
-		{
-			TableName: aws.String(s.cfg.EventsTable),
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
-				{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
-			},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
-			},
-			BillingMode: types.BillingModePayPerRequest,
-		},
-		{
-			TableName: aws.String(s.cfg.PositionsTable),
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(attrReqID), AttributeType: types.ScalarAttributeTypeS},
-			},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrReqID), KeyType: types.KeyTypeHash},
-			},
-			BillingMode: types.BillingModePayPerRequest,
-		},
-	}
-	for _, t := range tables {
-		_, err := s.db.CreateTable(ctx, t)
-		var inUse *types.ResourceInUseException
-		if err != nil && !errors.As(err, &inUse) {
-			return wrap("create table "+aws.ToString(t.TableName), err)
-		}
-	}
-	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName: aws.String(s.cfg.PositionsTable),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{
-			AttributeName: aws.String(attrTTL), Enabled: aws.Bool(true),
-		},
-	})
-	if err != nil && !isTTLAlreadyOn(err) {
-		return wrap("enable TTL", err)
+	if err := dynamotable.Create(ctx, s.db, s.Tables()...); err != nil {
+		return wrap("create tables", err)
 	}
 	return nil
-}
-
-func isTTLAlreadyOn(err error) bool {
-	var api smithy.APIError
-	return errors.As(err, &api) && api.ErrorCode() == "ValidationException" &&
-		strings.Contains(strings.ToLower(api.ErrorMessage()), "already enabled")
 }

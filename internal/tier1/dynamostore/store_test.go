@@ -3,6 +3,7 @@ package dynamostore_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,32 +67,43 @@ func (c *serialClient) Do(req *http.Request) (*http.Response, error) {
 }
 
 // newStore returns a store on fresh, uniquely named tables in moto.
-func newStore(t *testing.T, cfg dynamostore.Config) *dynamostore.Store {
+func newStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
 	t.Helper()
-	endpoint := testenv.Moto(t)
 	id := testenv.UniqueID(t)
 	if len(id) > 200 {
 		id = id[len(id)-200:]
 	}
 	cfg.EventsTable = "ev-" + id
 	cfg.PositionsTable = "pos-" + id
-	cfg.Endpoint = endpoint
-	cfg.Region = "us-east-1"
-	cfg.HTTPClient = &serialClient{client: &http.Client{Timeout: 30 * time.Second}}
-	if cfg.Retryer == nil {
-		cfg.Retryer = fastRetryer(3)
-	}
-	cfg.Credentials = credentials.NewStaticCredentialsProvider("testing", "testing", "")
+	s := openStore(t, cfg)
 	ctx := context.Background()
-	s, err := dynamostore.New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("dynamostore.New: %v", err)
-	}
 	if err := s.CreateTables(ctx); err != nil {
 		t.Fatalf("CreateTables: %v", err)
 	}
 	if err := s.CreateTables(ctx); err != nil {
 		t.Fatalf("CreateTables a second time: %v", err)
+	}
+	return s
+}
+
+// openStore returns a store on cfg's tables in moto: another Lambda
+// instance, with its own memory, when the tables exist already. Pass a
+// store's Config() to share its serialClient: requests to one table must
+// not overlap in moto (see serialClient).
+func openStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
+	t.Helper()
+	cfg.Endpoint = testenv.Moto(t)
+	cfg.Region = "us-east-1"
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &serialClient{client: &http.Client{Timeout: 30 * time.Second}}
+	}
+	if cfg.Retryer == nil {
+		cfg.Retryer = fastRetryer(3)
+	}
+	cfg.Credentials = credentials.NewStaticCredentialsProvider("testing", "testing", "")
+	s, err := dynamostore.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("dynamostore.New: %v", err)
 	}
 	return s
 }
@@ -122,15 +134,29 @@ func TestCounterCountsPerItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := counter.Stats()
-	if st.Writes != 6 || st.Reads != 1 {
-		t.Fatalf("stats = %+v, want 6 writes (3 ADD + 3 records) and 1 read", st)
+	if st.Writes != 6 || st.Reads != 3 {
+		t.Fatalf("stats = %+v, want 6 writes (3 ADD + 3 records) and 3 reads (event + 2 shards)", st)
 	}
-	shard := store.Config().EventsTable + "/pk=" + event + "/sk=shard#01"
-	if top := st.Items[0]; top.Key != shard || top.Writes != 3 {
-		t.Fatalf("hottest item = %+v, want %s with 3 writes", top, shard)
+	shard := store.Config().EventsTable + "/pk=" + event + "#s01"
+	if top := st.Items[0]; top.Key != shard+"/sk=shard" || top.Writes != 3 || top.Reads != 1 {
+		t.Fatalf("hottest item = %+v, want %s/sk=shard with 3 writes and 1 read", top, shard)
 	}
 	if share := st.HottestWriteShare(); share != 0.5 {
 		t.Fatalf("hottest share = %v, want 0.5", share)
+	}
+	if top := st.Partitions[0]; top.Key != shard || top.Writes != 3 || top.Reads != 1 {
+		t.Fatalf("hottest partition = %+v, want %s with 3 writes and 1 read", top, shard)
+	}
+	if share := st.HottestPartitionWriteShare(); share != 0.5 {
+		t.Fatalf("hottest partition share = %v, want 0.5", share)
+	}
+	// Every position record is its own partition; the event item and the
+	// other shard were read once each, on partitions of their own.
+	if n := len(st.Partitions); n != 3+3 {
+		t.Fatalf("%d partitions touched, want 6: %+v", n, st.Partitions)
+	}
+	if got := fmt.Sprint(st.Calls); got != "map[BatchGetItem:1 PutItem:3 UpdateItem:3]" {
+		t.Fatalf("calls = %s", got)
 	}
 	counter.Reset()
 	if st := counter.Stats(); st.Writes != 0 || len(st.Items) != 0 {
@@ -175,8 +201,9 @@ func TestEndpointFromEnvironment(t *testing.T) {
 
 // TestStatusPollsShareOneRead measures what a crowd of waiting pages costs
 // the table: every status poll a Lambda instance answers within the cache
-// TTL (≤ 1 s) is served from one strongly consistent Query, however many
-// visitors poll at once, and the next second costs one more.
+// TTL (≤ 1 s) is served from one strongly consistent BatchGetItem of the
+// event item and its 4 shards, however many visitors poll at once, and the
+// next second costs one more.
 func TestStatusPollsShareOneRead(t *testing.T) {
 	t.Parallel()
 	counter := dynamostore.NewCounter()
@@ -204,8 +231,8 @@ func TestStatusPollsShareOneRead(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if st := counter.Stats(); st.Reads != 1 || st.Writes != 0 {
-			t.Fatalf("%d concurrent status polls cost %d reads and %d writes, want 1 read", pollers, st.Reads, st.Writes)
+		if st := counter.Stats(); fmt.Sprint(st.Calls) != "map[BatchGetItem:1]" || st.Reads != 5 || st.Writes != 0 {
+			t.Fatalf("%d concurrent status polls cost %v: %d item reads and %d writes, want one BatchGetItem of 5 items", pollers, st.Calls, st.Reads, st.Writes)
 		}
 	}
 	clk.Advance(time.Second)

@@ -172,12 +172,12 @@ func TestThrottledSnapshotIsUnavailable(t *testing.T) {
 	th := &throttler{}
 	store := newStore(t, dynamostore.Config{APIOptions: []func(*middleware.Stack) error{th.register}})
 	svc := tier1.New(store, storetest.Keys(t), clock.NewManual(storetest.Epoch), tier1.Config{Logger: slog.New(slog.DiscardHandler)})
-	th.set("Query", -1)
+	th.set("BatchGetItem", -1)
 	_, err := svc.Status(context.Background(), testenv.UniqueID(t))
 	if !errors.Is(err, tier1.ErrThrottled) {
 		t.Fatalf("Status under throttling: %v, want ErrThrottled", err)
 	}
 	if th.tried() != 3 {
-		t.Fatalf("Query attempts = %d, want 3", th.tried())
+		t.Fatalf("BatchGetItem attempts = %d, want 3", th.tried())
 	}
 }
