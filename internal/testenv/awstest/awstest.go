@@ -1,26 +1,36 @@
 // Package awstest points AWS SDK clients at the moto server internal/testenv
 // starts, and creates the resources tests need there. Clients get an explicit
-// endpoint, dummy static credentials and no SDK retries, so parallel tests
-// need no process environment and a failure shows at once.
+// endpoint and dummy static credentials, so parallel tests need no process
+// environment.
 package awstest
 
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // Config is an aws.Config for endpoint (moto, or a closed port to fake an
-// outage); pass it to dynamodb.NewFromConfig or sqs.NewFromConfig.
+// outage); pass it to dynamodb.NewFromConfig or sqs.NewFromConfig. Its
+// retryer makes three quick attempts: moto's server now and then resets a
+// kept-alive connection mid-response, which the SDK retries as on AWS, and a
+// closed port still fails within milliseconds.
 func Config(endpoint string) aws.Config {
 	return aws.Config{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(endpoint),
-		Credentials:      credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-		RetryMaxAttempts: 1,
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+		Retryer: func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 3
+				o.MaxBackoff = 20 * time.Millisecond
+			})
+		},
 	}
 }
 

@@ -73,11 +73,11 @@ func TestTemplateMatchesRoutes(t *testing.T) {
 	// Least privilege: each Tier 1 function lists exactly the DynamoDB calls
 	// its store makes, each statement on one named table.
 	want := map[string]string{
-		"AssignFunction":   "EventsTable[Query UpdateItem] PositionsTable[GetItem PutItem]",
-		"CheckFunction":    "EventsTable[Query] PositionsTable[GetItem]",
-		"StatusFunction":   "EventsTable[Query]",
-		"AdminFunction":    "AdmittedStatsTable[Query] EventsTable[DeleteItem Query UpdateItem]",
-		"AdvancerFunction": "EventsTable[GetItem Query UpdateItem]",
+		"AssignFunction":   "EventsTable[BatchGetItem UpdateItem] PositionsTable[GetItem PutItem]",
+		"CheckFunction":    "EventsTable[BatchGetItem] PositionsTable[GetItem]",
+		"StatusFunction":   "EventsTable[BatchGetItem]",
+		"AdminFunction":    "AdmittedStatsTable[Query] EventsTable[BatchGetItem DeleteItem UpdateItem]",
+		"AdvancerFunction": "EventsTable[BatchGetItem GetItem UpdateItem]",
 	}
 	for id, grants := range want {
 		fn, ok := functions[id]
