@@ -9,7 +9,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -82,6 +82,15 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.venv/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# The suites that talk to DynamoDB and SQS. `make test-aws` runs them against
+# an endpoint the tests did not start (LocalStack, a shared moto).
+AWS_PKGS := ./internal/tier1/dynamostore/ ./internal/admitted/... ./internal/notify/ ./internal/dynamotable/ ./internal/testenv/ ./lambdas/admitted-consumer/
+
+test-aws: ## run the DynamoDB and SQS suites against AWS_ENDPOINT_URL (e.g. LocalStack on http://localhost:4566)
+	@test -n "$(AWS_ENDPOINT_URL)" || { echo "test-aws: set AWS_ENDPOINT_URL, e.g. make test-aws AWS_ENDPOINT_URL=http://localhost:4566" >&2; exit 1; }
+	AWS_ENDPOINT_URL=$(AWS_ENDPOINT_URL) AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
+	  $(GO) test -count=1 -timeout 20m $(AWS_PKGS)
 
 bench: ## run Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...

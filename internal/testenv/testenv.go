@@ -294,6 +294,7 @@ var (
 	tlsRedisServer shared[TLSRedis]
 	clusterServer  shared[[]string]
 	motoServer     shared[string]
+	externalServer shared[string]
 )
 
 // Redis returns the address (host:port) of this test binary's private
@@ -412,13 +413,51 @@ func startCluster(tb testing.TB) []string {
 	return nil
 }
 
-// Moto returns the endpoint URL (http://127.0.0.1:port) of this test binary's
-// private moto server, starting it on first use. Point AWS clients at it with
+// externalAWS is the AWS_ENDPOINT_URL the test binary was started with: an
+// endpoint the tests did not start (LocalStack, a shared moto), read once
+// before any test's t.Setenv can change it.
+var externalAWS = strings.TrimRight(os.Getenv("AWS_ENDPOINT_URL"), "/")
+
+// Moto returns the endpoint URL of the AWS stand-in for DynamoDB and SQS.
+// When the test binary was started with AWS_ENDPOINT_URL (`make test-aws
+// AWS_ENDPOINT_URL=http://localhost:4566`), that endpoint is used and nothing
+// is started; otherwise this test binary's private moto server
+// (http://127.0.0.1:port), started on first use. Point AWS clients at it with
 // AWS_ENDPOINT_URL or an explicit BaseEndpoint; use unique table and queue
 // names per test.
 func Moto(tb testing.TB) string {
 	tb.Helper()
+	if externalAWS != "" {
+		return externalServer.get(tb, func(tb testing.TB) string { return useExternal(tb, externalAWS) })
+	}
 	return motoServer.get(tb, startMoto)
+}
+
+// useExternal checks that the endpoint answers before the tests use it.
+func useExternal(tb testing.TB, url string) string {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if answers(url) {
+			return url
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("testenv: AWS_ENDPOINT_URL=%s does not answer HTTP; start LocalStack (or unset it to use moto from `make testenv`)", url)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// answers is the health check: any HTTP response to GET / means the server
+// is up. It asks nothing a particular emulator alone serves (moto's
+// /moto-api/, LocalStack's /_localstack/health), so it works with both.
+func answers(url string) bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url + "/")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
 }
 
 // motoListening is the line moto_server (werkzeug) logs with the port it got.
@@ -446,12 +485,8 @@ func startMoto(tb testing.TB) string {
 				url = "http://127.0.0.1:" + m[1]
 			}
 		}
-		if url != "" {
-			resp, err := http.Get(url + "/moto-api/")
-			if err == nil {
-				resp.Body.Close()
-				return url
-			}
+		if url != "" && answers(url) {
+			return url
 		}
 		select {
 		case <-s.exited:

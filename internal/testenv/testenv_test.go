@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,15 +61,40 @@ func TestRedisClusterCoversAllSlots(t *testing.T) {
 	}
 }
 
+// TestMotoAnswers: the AWS stand-in (moto, or AWS_ENDPOINT_URL) serves
+// DynamoDB and SQS calls through the SDK, as the store and notify tests use it.
 func TestMotoAnswers(t *testing.T) {
 	t.Parallel()
-	resp, err := http.Get(Moto(t) + "/moto-api/")
-	if err != nil {
-		t.Fatalf("GET moto: %v", err)
+	cfg := aws.Config{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(Moto(t)),
+		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("moto status %d", resp.StatusCode)
+	ctx := context.Background()
+	if _, err := dynamodb.NewFromConfig(cfg).ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatalf("DynamoDB ListTables: %v", err)
+	}
+	if _, err := sqs.NewFromConfig(cfg).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+		t.Fatalf("SQS ListQueues: %v", err)
+	}
+}
+
+// TestHealthCheckIsNeutral: any HTTP answer counts, whatever the path serves
+// (LocalStack and moto answer / differently), and a closed port does not.
+func TestHealthCheckIsNeutral(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "not here", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	if !answers(srv.URL) {
+		t.Fatal("a server answering 404 on / is up")
+	}
+	if got := useExternal(t, srv.URL); got != srv.URL {
+		t.Fatalf("useExternal = %q, want %q", got, srv.URL)
+	}
+	if answers(fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))) {
+		t.Fatal("a closed port answered")
 	}
 }
 
