@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -57,8 +58,18 @@ type KeyRing struct {
 	keys    map[string][]byte
 }
 
-// ParseKeyRing reads "kid:secret,kid2:secret2". The first entry signs.
+// ParseKeyRing reads "kid:secret,kid2:secret2", or the same ring as JSON,
+// which is how a Secrets Manager secret holds it (templates generate
+// {"kid":"k1","secret":"…"}; a rotation writes the list form):
+//
+//	{"kid":"k2","secret":"…"}
+//	{"keys":[{"kid":"k2","secret":"…"},{"kid":"k1","secret":"…"}]}
+//
+// The first entry signs.
 func ParseKeyRing(spec string) (*KeyRing, error) {
+	if strings.HasPrefix(strings.TrimSpace(spec), "{") {
+		return parseJSONRing(spec)
+	}
 	r := &KeyRing{keys: map[string][]byte{}}
 	for i, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
@@ -70,6 +81,43 @@ func ParseKeyRing(spec string) (*KeyRing, error) {
 			return nil, fmt.Errorf("token: key %d: want kid:secret", i+1)
 		}
 		if err := r.add(kid, []byte(secret)); err != nil {
+			return nil, err
+		}
+	}
+	if r.signKid == "" {
+		return nil, errors.New("token: key ring is empty")
+	}
+	return r, nil
+}
+
+type jsonKey struct {
+	Kid    string `json:"kid"`
+	Secret string `json:"secret"`
+}
+
+func parseJSONRing(spec string) (*KeyRing, error) {
+	var doc struct {
+		jsonKey
+		Keys []jsonKey `json:"keys"`
+	}
+	dec := json.NewDecoder(strings.NewReader(spec))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, errors.New("token: key ring JSON: want {\"kid\",\"secret\"} or {\"keys\":[…]}")
+	}
+	keys := doc.Keys
+	if doc.Kid != "" || doc.Secret != "" {
+		if len(keys) > 0 {
+			return nil, errors.New("token: key ring JSON: give kid/secret or keys, not both")
+		}
+		keys = []jsonKey{doc.jsonKey}
+	}
+	r := &KeyRing{keys: map[string][]byte{}}
+	for i, k := range keys {
+		if k.Kid == "" {
+			return nil, fmt.Errorf("token: key %d: kid is empty", i+1)
+		}
+		if err := r.add(k.Kid, []byte(k.Secret)); err != nil {
 			return nil, err
 		}
 	}

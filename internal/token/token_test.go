@@ -242,6 +242,13 @@ func TestKeyRingConstruction(t *testing.T) {
 		{"missing colon", secret1},
 		{"empty kid", ":" + secret1},
 		{"duplicate kid", "k:" + secret1 + ",k:" + secret2},
+		{"JSON without kid", `{"secret":"` + secret1 + `"}`},
+		{"JSON short secret", `{"kid":"k1","secret":"` + short + `"}`},
+		{"JSON both forms", `{"kid":"k1","secret":"` + secret1 + `","keys":[{"kid":"k2","secret":"` + secret2 + `"}]}`},
+		{"JSON empty list", `{"keys":[]}`},
+		{"JSON unknown field", `{"kid":"k1","secret":"` + secret1 + `","alg":"none"}`},
+		{"JSON duplicate kid", `{"keys":[{"kid":"k","secret":"` + secret1 + `"},{"kid":"k","secret":"` + secret2 + `"}]}`},
+		{"not JSON", `{"kid":`},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
@@ -267,6 +274,34 @@ func TestKeyRingConstruction(t *testing.T) {
 	}
 	if r, err := token.ParseKeyRing(" k1:" + secret1 + " , k2:" + secret2); err != nil || r.SigningKid() != "k1" {
 		t.Fatalf("spaced spec: %v", err)
+	}
+}
+
+// TestKeyRingJSON: the Secrets Manager forms of the ring (one generated key,
+// or a rotation's list) sign and verify like the kid:secret spec.
+func TestKeyRingJSON(t *testing.T) {
+	t.Parallel()
+	one, err := token.ParseKeyRing(`{"kid":"k1","secret":"` + secret1 + `"}`)
+	if err != nil || one.SigningKid() != "k1" {
+		t.Fatalf("single key: %v", err)
+	}
+	rotated, err := token.ParseKeyRing(` {"keys":[{"kid":"k2","secret":"` + secret2 + `"},{"kid":"k1","secret":"` + secret1 + `"}]}`)
+	if err != nil || rotated.SigningKid() != "k2" {
+		t.Fatalf("list: %v", err)
+	}
+	old, err := one.IssueTier1(tier1("ev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rotated.VerifyTier1(old, "ev", now); err != nil {
+		t.Fatalf("a pass signed by the retiring kid: %v", err)
+	}
+	spec, err := token.ParseKeyRing("k1:" + secret1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := spec.VerifyTier1(old, "ev", now); err != nil {
+		t.Fatalf("the spec form verifies the JSON form's pass: %v", err)
 	}
 }
 

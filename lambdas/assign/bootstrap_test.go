@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/testenv/awstest"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api/tier1apitest"
@@ -128,5 +131,42 @@ func TestBootstrapRedis(t *testing.T) {
 	}
 	if chk, err := svc.Check(ctx, tier1apitest.FixtureEvent, d.RequestID); err != nil || chk.Position != d.Position {
 		t.Fatalf("position in Redis: %+v %v", chk, err)
+	}
+}
+
+// TestBootstrapKeysFromSecretsManager: as deployed, the function gets only
+// VWR_TIER1_TOKEN_KEYS_SECRET_ARN, reads the ring from Secrets Manager (moto)
+// at cold start, and signs passes with the secret's first kid.
+func TestBootstrapKeysFromSecretsManager(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := tier1apitest.Moto(t)
+	secret := token.RandomSecret()
+	sm := secretsmanager.NewFromConfig(awstest.Config(st.Env["AWS_ENDPOINT_URL"]))
+	out, err := sm.CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name:         aws.String("vwr/tier1-keys/" + testenv.UniqueID(t)),
+		SecretString: aws.String(`{"kid":"sm1","secret":"` + secret + `"}`),
+	})
+	if err != nil {
+		t.Fatalf("create secret on moto: %v", err)
+	}
+	env := maps.Clone(st.Env)
+	delete(env, "VWR_TIER1_TOKEN_KEYS")
+	env["VWR_TIER1_TOKEN_KEYS_SECRET_ARN"] = aws.ToString(out.ARN)
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./lambdas/assign"), lambdatest.Options{Env: env})
+	resp := tier1apitest.HTTPResponse(t, fn, fn.Invoke(t, tier1apitest.Fixture(t, "assign.apigw.json")))
+	d := tier1apitest.Body[assignDoc](t, resp)
+	if resp.StatusCode != 200 || d.Token == "" {
+		t.Fatalf("assign (event inactive): %d %s", resp.StatusCode, resp.Body)
+	}
+	if strings.Contains(fn.Logs(), secret) {
+		t.Fatal("the secret appears in the function's logs")
+	}
+	keys, err := token.NewKeyRing("sm1", []byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.VerifyTier1(d.Token, tier1apitest.FixtureEvent, time.Now()); err != nil {
+		t.Fatalf("the pass does not verify under the secret's key sm1: %v", err)
 	}
 }

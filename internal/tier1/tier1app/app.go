@@ -99,7 +99,7 @@ func boot(ctx context.Context, name string, mints Passes, environ map[string]str
 		logger.Error("tier1 config", "err", err)
 		return nil, err
 	}
-	keys, err := cfg.KeyRing(mints)
+	keys, err := LoadKeyRing(ctx, cfg, mints, nil)
 	if err != nil {
 		logger.Error("tier1 config", "err", err)
 		return nil, err

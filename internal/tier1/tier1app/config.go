@@ -34,8 +34,13 @@ type Config struct {
 	EventsTable    string `env:"VWR_TIER1_EVENTS_TABLE"`
 	PositionsTable string `env:"VWR_TIER1_POSITIONS_TABLE"`
 	// TokenKeys sign and verify Tier 1 passes ("kid:secret,…"). Only assign
-	// and check mint passes; the others run on a throwaway key.
+	// and check mint passes; the others run on a throwaway key. For local
+	// runs and tests: in AWS the keys come from TokenKeysSecretARN instead,
+	// so no key material sits in the function's configuration.
 	TokenKeys string `env:"VWR_TIER1_TOKEN_KEYS"`
+	// TokenKeysSecretARN names the Secrets Manager secret holding the same
+	// ring, read once at cold start (LoadKeyRing). Exclusive with TokenKeys.
+	TokenKeysSecretARN string `env:"VWR_TIER1_TOKEN_KEYS_SECRET_ARN"`
 	// AdminToken is an optional bearer token for the admin routes.
 	AdminToken string `env:"VWR_ADMIN_TOKEN"`
 	// AdmittedStatsTable is the SQS consumer's per-minute admission counts,
@@ -123,12 +128,19 @@ func (c Config) Validate(mints Passes) error {
 	default:
 		errs = append(errs, fmt.Errorf("VWR_TIER1_STORE must be %q or %q, not %q", StoreDynamoDB, StoreRedis, c.Store))
 	}
-	if c.TokenKeys == "" {
+	switch {
+	case c.TokenKeys != "" && c.TokenKeysSecretARN != "":
+		errs = append(errs, errors.New("set VWR_TIER1_TOKEN_KEYS (local) or VWR_TIER1_TOKEN_KEYS_SECRET_ARN (AWS), not both"))
+	case c.TokenKeysSecretARN != "":
+		// Read and parsed at cold start by LoadKeyRing.
+	case c.TokenKeys == "":
 		if mints {
-			errs = append(errs, errors.New("VWR_TIER1_TOKEN_KEYS is required (kid:secret, secret at least 32 bytes)"))
+			errs = append(errs, errors.New("VWR_TIER1_TOKEN_KEYS is required (kid:secret, secret at least 32 bytes), or VWR_TIER1_TOKEN_KEYS_SECRET_ARN in AWS"))
 		}
-	} else if _, err := token.ParseKeyRing(c.TokenKeys); err != nil {
-		errs = append(errs, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %w", err))
+	default:
+		if _, err := token.ParseKeyRing(c.TokenKeys); err != nil {
+			errs = append(errs, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %w", err))
+		}
 	}
 	if c.AdvancerTicks > 60 {
 		errs = append(errs, errors.New("ADVANCER_TICKS must be in [1, 60]"))
