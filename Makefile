@@ -68,13 +68,28 @@ build: ## build the vwr CLI and the Tier 2 queue binary into bin/
 	$(GO) build -o bin/vwr ./cmd/vwr
 	$(GO) build -o bin/queue ./services/queue/cmd/queue
 
+# The one Lambda build: static linux/arm64, no RPC shim, stripped. `make
+# lambdas`, `sam build` (build-<LogicalId> below) and the CDK app's code
+# (bin/<fn>/bootstrap) all use it.
+LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
+
 lambdas: ## build bin/<fn>/bootstrap for every Lambda (linux/arm64)
 	@for fn in $(LAMBDAS); do \
 	  echo "lambdas: $$fn"; \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w" -o bin/$$fn/bootstrap ./lambdas/$$fn || exit 1; \
+	  $(LAMBDA_BUILD) -o bin/$$fn/bootstrap ./lambdas/$$fn || exit 1; \
 	done
 
-validate: testenv ## lint template.yaml with sam validate --lint and cfn-lint
+# sam build (BuildMethod: makefile) runs `make build-<LogicalId>` here with
+# ARTIFACTS_DIR set. LogicalId → lambdas/<dir>:
+SAM_FUNCTIONS := AssignFunction:assign CheckFunction:check StatusFunction:status \
+	AdminFunction:admin AdvancerFunction:advancer AdmittedConsumerFunction:admitted-consumer
+$(foreach f,$(SAM_FUNCTIONS),$(eval build-$(word 1,$(subst :, ,$(f))): ; $$(LAMBDA_BUILD) -o $$(ARTIFACTS_DIR)/bootstrap ./lambdas/$(word 2,$(subst :, ,$(f)))))
+
+sam-build: testenv ## sam build into .aws-sam/ (no Docker: the Makefile builds each function)
+	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build -t template.yaml
+
+validate: testenv ## check template.yaml: the SAM transform (sam validate), sam validate --lint, cfn-lint
+	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam validate -t template.yaml
 	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam validate --lint -t template.yaml
 	$(VENV)/bin/cfn-lint template.yaml
 
