@@ -96,7 +96,7 @@ test('a retired kid no longer verifies', async () => {
 });
 
 test('the functions fit CloudFront Functions\' 10 KB limit', () => {
-  for (const f of ['edge-check.js', 'strip-prefix.js']) {
+  for (const f of ['edge-check.js', 'strip-prefix.js', 'page-index.js']) {
     const size = statSync(join(here, f)).size;
     assert.ok(size < MAX_FUNCTION_BYTES, `${f} is ${size} bytes`);
   }
@@ -112,5 +112,16 @@ test('strip-prefix hands /vwr-api/vwr/… to the API as /vwr/…', () => {
   ]) {
     const event = viewerRequest(uri, '', '');
     assert.equal(handler(event).uri, want, uri);
+  }
+});
+
+test('page-index serves /vwr/ as /vwr/index.html', () => {
+  const handler = load('page-index.js', {}, 0);
+  for (const [uri, want] of [
+    ['/vwr/', '/vwr/index.html'],
+    ['/vwr/vwr.js', '/vwr/vwr.js'],
+    ['/vwr/queue.html', '/vwr/queue.html'],
+  ]) {
+    assert.equal(handler(viewerRequest(uri, 'event=e1', '')).uri, want, uri);
   }
 });

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// FrontDoorStackProps configures the front door. It must be deployed to
+// us-east-1 (CloudFront-scope WAF, KeyValueStore).
+type FrontDoorStackProps struct {
+	awscdk.StackProps
+	// APIEndpoint is the Tier 1 HTTP API's https://… endpoint.
+	APIEndpoint *string
+	// Tier2Domain is the Tier 2 ALB's DNS name; nil leaves /api/queue/* out.
+	Tier2Domain *string
+	// ProtectedOrigin is the protected site's domain (default behaviour).
+	ProtectedOrigin string
+	// StaticDir is static/vwr; EdgeDir holds the CloudFront Functions.
+	StaticDir, EdgeDir string
+}
+
+// FrontDoorStack is CloudFront in front of everything: the waiting page from
+// S3, the Tier 1 API under /vwr-api/*, Tier 2 under /api/queue/*, and the
+// protected site behind the edge check.
+type FrontDoorStack struct {
+	awscdk.Stack
+	Distribution awscloudfront.Distribution
+	Bucket       awss3.Bucket
+	EdgeKeys     awscloudfront.KeyValueStore
+	EdgeCheck    awscloudfront.Function
+	StripPrefix  awscloudfront.Function
+	PageIndex    awscloudfront.Function
+	StatusCache  awscloudfront.CachePolicy
+	WebACL       awswafv2.CfnWebACL
+}
+
+// Status cache TTLs: the status document says max-age=1, and CloudFront
+// keeps it for 1 to 5 s, so a waiting poll costs no Lambda call.
+const (
+	StatusMinTTL = 1
+	StatusMaxTTL = 5
+)
+
+// Behaviour path patterns.
+const (
+	PathPage      = "/vwr/*"
+	PathAPI       = "/vwr-api/*"
+	PathAPIStatus = "/vwr-api/vwr/status/*"
+	PathTier2     = "/api/queue/*"
+	// AssignPrefix is what the WAF rate rule counts, per client IP.
+	AssignPrefix = "/vwr-api/vwr/assign/"
+)
+
+// NewFrontDoorStack builds the stack.
+func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorStackProps) *FrontDoorStack {
+	sp := props.StackProps
+	sp.Description = jsii.String("vwr front door (us-east-1): CloudFront, S3 waiting page, edge check, WAF")
+	stack := awscdk.NewStack(scope, &id, &sp)
+	s := &FrontDoorStack{Stack: stack}
+
+	rateLimit := awscdk.NewCfnParameter(stack, jsii.String("AssignRateLimit"), &awscdk.CfnParameterProps{
+		Type: jsii.String("Number"), Default: 300, MinValue: jsii.Number(10),
+		Description: jsii.String("Most assign requests one client IP may make per 5 minutes before WAF blocks it"),
+	})
+
+	// The waiting page: a private bucket read only by this distribution (OAC).
+	s.Bucket = awss3.NewBucket(stack, jsii.String("PageBucket"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+	})
+	pageOrigin := awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(s.Bucket, nil)
+
+	// The edge's copy of the Tier 1 keys, key = kid, value = secret. Filled
+	// by the operator (README, key rotation): never from the template.
+	s.EdgeKeys = awscloudfront.NewKeyValueStore(stack, jsii.String("EdgeKeys"), &awscloudfront.KeyValueStoreProps{
+		Comment: jsii.String("vwr Tier 1 pass keys for the edge check (kid -> secret)"),
+	})
+	s.EdgeCheck = awscloudfront.NewFunction(stack, jsii.String("EdgeCheck"), &awscloudfront.FunctionProps{
+		Comment:       jsii.String("vwr edge check: Tier 1 pass or 302 to the waiting room"),
+		Code:          awscloudfront.FunctionCode_FromFile(&awscloudfront.FileCodeOptions{FilePath: jsii.String(filepath.Join(props.EdgeDir, "edge-check.js"))}),
+		Runtime:       awscloudfront.FunctionRuntime_JS_2_0(),
+		KeyValueStore: s.EdgeKeys,
+	})
+	s.StripPrefix = awscloudfront.NewFunction(stack, jsii.String("StripApiPrefix"), &awscloudfront.FunctionProps{
+		Comment: jsii.String("vwr: /vwr-api/vwr/... -> /vwr/... for the HTTP API"),
+		Code:    awscloudfront.FunctionCode_FromFile(&awscloudfront.FileCodeOptions{FilePath: jsii.String(filepath.Join(props.EdgeDir, "strip-prefix.js"))}),
+		Runtime: awscloudfront.FunctionRuntime_JS_2_0(),
+	})
+	s.PageIndex = awscloudfront.NewFunction(stack, jsii.String("PageIndex"), &awscloudfront.FunctionProps{
+		Comment: jsii.String("vwr: /vwr/ -> /vwr/index.html in S3"),
+		Code:    awscloudfront.FunctionCode_FromFile(&awscloudfront.FileCodeOptions{FilePath: jsii.String(filepath.Join(props.EdgeDir, "page-index.js"))}),
+		Runtime: awscloudfront.FunctionRuntime_JS_2_0(),
+	})
+	viewer := func(f awscloudfront.Function) *[]*awscloudfront.FunctionAssociation {
+		return &[]*awscloudfront.FunctionAssociation{{Function: f, EventType: awscloudfront.FunctionEventType_VIEWER_REQUEST}}
+	}
+
+	// WAF: a per-IP rate limit on assign, and AWS's common rule set.
+	visibility := func(name string) *awswafv2.CfnWebACL_VisibilityConfigProperty {
+		return &awswafv2.CfnWebACL_VisibilityConfigProperty{
+			CloudWatchMetricsEnabled: jsii.Bool(true), MetricName: jsii.String(name), SampledRequestsEnabled: jsii.Bool(true),
+		}
+	}
+	s.WebACL = awswafv2.NewCfnWebACL(stack, jsii.String("WebACL"), &awswafv2.CfnWebACLProps{
+		Scope:            jsii.String("CLOUDFRONT"),
+		DefaultAction:    &awswafv2.CfnWebACL_DefaultActionProperty{Allow: &awswafv2.CfnWebACL_AllowActionProperty{}},
+		VisibilityConfig: visibility("vwr-front-door"),
+		Rules: &[]interface{}{
+			&awswafv2.CfnWebACL_RuleProperty{
+				Name:     jsii.String("AssignRatePerIP"),
+				Priority: jsii.Number(0),
+				Action:   &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{}},
+				Statement: &awswafv2.CfnWebACL_StatementProperty{
+					RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
+						Limit:            rateLimit.ValueAsNumber(),
+						AggregateKeyType: jsii.String("IP"),
+						ScopeDownStatement: &awswafv2.CfnWebACL_StatementProperty{
+							ByteMatchStatement: &awswafv2.CfnWebACL_ByteMatchStatementProperty{
+								FieldToMatch:         &awswafv2.CfnWebACL_FieldToMatchProperty{UriPath: map[string]interface{}{}},
+								PositionalConstraint: jsii.String("STARTS_WITH"),
+								SearchString:         jsii.String(AssignPrefix),
+								TextTransformations: &[]interface{}{
+									&awswafv2.CfnWebACL_TextTransformationProperty{Priority: jsii.Number(0), Type: jsii.String("NONE")},
+								},
+							},
+						},
+					},
+				},
+				VisibilityConfig: visibility("vwr-assign-rate"),
+			},
+			&awswafv2.CfnWebACL_RuleProperty{
+				Name:           jsii.String("AWSManagedRulesCommonRuleSet"),
+				Priority:       jsii.Number(1),
+				OverrideAction: &awswafv2.CfnWebACL_OverrideActionProperty{None: map[string]interface{}{}},
+				Statement: &awswafv2.CfnWebACL_StatementProperty{
+					ManagedRuleGroupStatement: &awswafv2.CfnWebACL_ManagedRuleGroupStatementProperty{
+						VendorName: jsii.String("AWS"), Name: jsii.String("AWSManagedRulesCommonRuleSet"),
+					},
+				},
+				VisibilityConfig: visibility("vwr-common-rules"),
+			},
+		},
+	})
+
+	// The status document is the same for every visitor of an event: keyed
+	// on the path alone, kept as long as the origin says (1 s), 1–5 s.
+	s.StatusCache = awscloudfront.NewCachePolicy(stack, jsii.String("StatusCache"), &awscloudfront.CachePolicyProps{
+		Comment:                    jsii.String("vwr status: path-only key, TTL from Cache-Control within 1-5 s"),
+		MinTtl:                     awscdk.Duration_Seconds(jsii.Number(StatusMinTTL)),
+		DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(StatusMinTTL)),
+		MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(StatusMaxTTL)),
+		CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
+		HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
+		QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_None(),
+		EnableAcceptEncodingGzip:   jsii.Bool(true),
+		EnableAcceptEncodingBrotli: jsii.Bool(true),
+	})
+	// assign and check: never cached; the pass cookie and Idempotency-Key
+	// reach the API (not Host: API Gateway routes on its own).
+	apiForward := awscloudfront.NewOriginRequestPolicy(stack, jsii.String("ApiForward"), &awscloudfront.OriginRequestPolicyProps{
+		Comment:             jsii.String("vwr API: cookies, query strings and Idempotency-Key"),
+		CookieBehavior:      awscloudfront.OriginRequestCookieBehavior_All(),
+		QueryStringBehavior: awscloudfront.OriginRequestQueryStringBehavior_All(),
+		HeaderBehavior:      awscloudfront.OriginRequestHeaderBehavior_AllowList(jsii.String("Idempotency-Key")),
+	})
+	apiDomain := awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), props.APIEndpoint, nil))
+	apiOrigin := awscloudfrontorigins.NewHttpOrigin(apiDomain, &awscloudfrontorigins.HttpOriginProps{
+		ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTPS_ONLY,
+	})
+	siteOrigin := awscloudfrontorigins.NewHttpOrigin(jsii.String(props.ProtectedOrigin), &awscloudfrontorigins.HttpOriginProps{
+		ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTPS_ONLY,
+	})
+
+	s.Distribution = awscloudfront.NewDistribution(stack, jsii.String("Distribution"), &awscloudfront.DistributionProps{
+		Comment:     jsii.String("vwr front door"),
+		WebAclId:    s.WebACL.AttrArn(),
+		HttpVersion: awscloudfront.HttpVersion_HTTP2_AND_3,
+		DefaultBehavior: &awscloudfront.BehaviorOptions{
+			Origin:               siteOrigin,
+			ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+			AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_ALL(),
+			CachePolicy:          awscloudfront.CachePolicy_CACHING_DISABLED(),
+			OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER(),
+			FunctionAssociations: viewer(s.EdgeCheck),
+		},
+	})
+	// Behaviours are matched in the order added: the status path before the
+	// rest of the API.
+	s.Distribution.AddBehavior(jsii.String(PathAPIStatus), apiOrigin, &awscloudfront.AddBehaviorOptions{
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
+		CachePolicy:          s.StatusCache,
+		FunctionAssociations: viewer(s.StripPrefix),
+	})
+	s.Distribution.AddBehavior(jsii.String(PathAPI), apiOrigin, &awscloudfront.AddBehaviorOptions{
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_ALL(),
+		CachePolicy:          awscloudfront.CachePolicy_CACHING_DISABLED(),
+		OriginRequestPolicy:  apiForward,
+		FunctionAssociations: viewer(s.StripPrefix),
+	})
+	s.Distribution.AddBehavior(jsii.String(PathPage), pageOrigin, &awscloudfront.AddBehaviorOptions{
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+		CachePolicy:          awscloudfront.CachePolicy_CACHING_OPTIMIZED(),
+		FunctionAssociations: viewer(s.PageIndex),
+	})
+	if props.Tier2Domain != nil {
+		// Tier 2's ALB has no certificate of its own here; CloudFront talks
+		// to it over HTTP inside AWS's network (README: put a certificate
+		// on the ALB for end-to-end TLS).
+		s.Distribution.AddBehavior(jsii.String(PathTier2), awscloudfrontorigins.NewHttpOrigin(props.Tier2Domain, &awscloudfrontorigins.HttpOriginProps{
+			ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTP_ONLY,
+		}), &awscloudfront.AddBehaviorOptions{
+			ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+			AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_ALL(),
+			CachePolicy:          awscloudfront.CachePolicy_CACHING_DISABLED(),
+			OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER(),
+		})
+	}
+
+	awss3deployment.NewBucketDeployment(stack, jsii.String("Page"), &awss3deployment.BucketDeploymentProps{
+		Sources:              &[]awss3deployment.ISource{awss3deployment.Source_Asset(jsii.String(props.StaticDir), nil)},
+		DestinationBucket:    s.Bucket,
+		DestinationKeyPrefix: jsii.String("vwr/"),
+		Distribution:         s.Distribution,
+		DistributionPaths:    jsii.Strings("/vwr/*"),
+	})
+
+	awscdk.NewCfnOutput(stack, jsii.String("DistributionDomain"), &awscdk.CfnOutputProps{
+		Value: s.Distribution.DistributionDomainName(), Description: jsii.String("The front door: https://<this>/vwr/?event=<id>"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("EdgeKeysArn"), &awscdk.CfnOutputProps{
+		Value: s.EdgeKeys.KeyValueStoreArn(), Description: jsii.String("KeyValueStore to copy the Tier 1 keys into (kid -> secret)"),
+	})
+	return s
+}
