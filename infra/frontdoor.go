@@ -232,8 +232,9 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		Sources:              &[]awss3deployment.ISource{awss3deployment.Source_Asset(jsii.String(props.StaticDir), nil)},
 		DestinationBucket:    s.Bucket,
 		DestinationKeyPrefix: jsii.String("vwr/"),
-		Distribution:         s.Distribution,
-		DistributionPaths:    jsii.Strings("/vwr/*"),
+		// No invalidation: CDK would grant cloudfront:CreateInvalidation on
+		// Resource *. A redeployed page reaches visitors within 5 minutes.
+		CacheControl: &[]awss3deployment.CacheControl{awss3deployment.CacheControl_MaxAge(awscdk.Duration_Minutes(jsii.Number(5)))},
 	})
 
 	awscdk.NewCfnOutput(stack, jsii.String("DistributionDomain"), &awscdk.CfnOutputProps{
