@@ -211,6 +211,10 @@ func num(v any) float64 {
 	switch n := v.(type) {
 	case float64:
 		return n
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
 	case string:
 		f, _ := strconv.ParseFloat(n, 64)
 		return f
