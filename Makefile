@@ -9,7 +9,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws sam-build synth infra-test edge-test deploy
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -17,7 +17,7 @@ help: ## list targets
 run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080)
 	$(GO) run ./cmd/vwr local -demo
 
-test: testenv lint validate lambdas gotest e2e ## install test backends, then run every test
+test: testenv lint validate lambdas sam-build synth infra-test edge-test gotest e2e ## install test backends, then run every test
 	@echo "make test: all green"
 
 # The concurrency-heavy packages, which gotest runs only under the race
@@ -63,6 +63,35 @@ testenv: $(E2E_STAMP)
 
 e2e: $(E2E_STAMP) ## browser tests in Chromium
 	node --test e2e/
+
+# The CDK app (infra/, its own Go module, so jsii stays out of the root
+# module's `go test ./...`) and its pinned aws-cdk CLI.
+INFRA_STAMP := infra/node_modules/.installed
+CDK         := cd infra && CDK_DISABLE_CLI_TELEMETRY=true ./node_modules/.bin/cdk --no-notices
+QUEUE_IMAGE ?=
+
+$(INFRA_STAMP): infra/package-lock.json
+	@command -v npm >/dev/null || { echo "infra: npm not found; install Node.js 20+ with npm" >&2; exit 1; }
+	cd infra && npm ci --no-audit --no-fund
+	@touch $@
+
+testenv: $(INFRA_STAMP)
+
+synth: $(INFRA_STAMP) lambdas ## cdk synth into infra/cdk.out (the app built once), then cfn-lint every template
+	cd infra && $(GO) build -o ../bin/infra-app .
+	$(CDK) synth --app ../bin/infra-app -o cdk.out --quiet
+	@# W3005: CDK writes DependsOn next to a Ref it already depends on; harmless.
+	$(VENV)/bin/cfn-lint --ignore-checks W3005 -- infra/cdk.out/*.template.json
+
+infra-test: ## the CDK assertion and SAM/CDK parity tests (infra/)
+	cd infra && $(GO) vet . && $(GO) test -count=1 .
+
+edge-test: ## the CloudFront Functions against the Go-minted vectors (node:test)
+	node --test infra/edge/
+
+deploy: lambdas $(INFRA_STAMP) ## deploy every stack with CDK (needs AWS credentials and QUEUE_IMAGE=<pushed services/queue image>)
+	@test -n "$(QUEUE_IMAGE)" || { echo "deploy: set QUEUE_IMAGE to the pushed services/queue/Dockerfile image (README, Deploy)" >&2; exit 1; }
+	$(CDK) deploy --all --parameters VwrTier2:QueueImageUri=$(QUEUE_IMAGE)
 
 build: ## build the vwr CLI and the Tier 2 queue binary into bin/
 	$(GO) build -o bin/vwr ./cmd/vwr
@@ -111,4 +140,4 @@ bench: ## run Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean: ## remove build output
-	rm -rf bin/ test-output/
+	rm -rf bin/ test-output/ .aws-sam/ infra/cdk.out/
