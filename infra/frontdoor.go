@@ -190,7 +190,9 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 			ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
 			AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_ALL(),
 			CachePolicy:          awscloudfront.CachePolicy_CACHING_DISABLED(),
-			OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER(),
+			// The site sees the viewer's headers and cookies, and its own Host
+			// (its certificate and virtual host are for ProtectedOrigin).
+			OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER_EXCEPT_HOST_HEADER(),
 			FunctionAssociations: viewer(s.EdgeCheck),
 		},
 	})
