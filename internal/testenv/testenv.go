@@ -2,7 +2,9 @@
 // redis-server (standalone, TLS with a password, or a 3-node cluster) and a
 // moto server standing in for DynamoDB, SQS and EventBridge. Servers are
 // started once per test binary on loopback ports and die with it. A missing binary fails the test and
-// names the make target that installs it; nothing is ever skipped.
+// names the make target that installs it; nothing is ever skipped. A test
+// binary started with AWS_ENDPOINT_URL (`make test-aws`, e.g. LocalStack)
+// uses that endpoint instead of starting moto.
 //
 // Ports: moto listens on port 0 and reports the port it got. redis-server
 // cannot (port 0 means "no TCP" to it), so it gets a port that was free a
