@@ -68,6 +68,10 @@ e2e: $(E2E_STAMP) ## browser tests in Chromium
 # module's `go test ./...`) and its pinned aws-cdk CLI.
 INFRA_STAMP := infra/node_modules/.installed
 CDK         := cd infra && CDK_DISABLE_CLI_TELEMETRY=true ./node_modules/.bin/cdk --no-notices
+# jsii (the CDK's Go bridge) prints a page-wide banner on every run under
+# Node 20, which reached end of life; the app works the same. Node 22+ is
+# recommended for deploying.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 QUEUE_IMAGE ?=
 
 $(INFRA_STAMP): infra/package-lock.json
