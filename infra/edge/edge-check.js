@@ -35,11 +35,16 @@ function b64(seg) {
     return Buffer.from(seg.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 }
 
+// Go decodes tier and pos into integers, where 1.0 or 4.2e1 is an error.
+const NON_INT_RE = /"(tier|pos)"\s*:\s*-?\d+[.eE]/;
+
 function json(seg) {
     const b = b64(seg);
     if (b === null) return null;
+    const text = b.toString('utf8');
+    if (NON_INT_RE.test(text)) return null;
     try {
-        const v = JSON.parse(b.toString('utf8'));
+        const v = JSON.parse(text);
         return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : null;
     } catch (e) {
         return null;

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,6 +168,10 @@ func mintVectors(t *testing.T) Vectors {
 			{Name: "not yet valid (nbf)", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"nbf": vectorNow.Add(time.Minute).Unix()}), vecSecretNew), Want: "redirect", Location: toSale},
 			{Name: "no subject", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"sub": nil}), vecSecretNew), Want: "redirect", Location: toSale},
 			{Name: "position 0", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"pos": 0}), vecSecretNew), Want: "redirect", Location: toSale},
+			// Go decodes tier and pos into integers: 1.0 or 4.2e1 is a decoding error there.
+			{Name: "tier written as 1.0", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"tier": json.RawMessage("1.0")}), vecSecretNew), Want: "redirect", Location: toSale},
+			{Name: "pos written as 4.2e1", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"pos": json.RawMessage("4.2e1")}), vecSecretNew), Want: "redirect", Location: toSale},
+			{Name: "exp with a fraction", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"exp": json.RawMessage(fmt.Sprintf("%d.5", exp.Unix()))}), vecSecretNew), Want: "pass"},
 			{Name: "tier as a string", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"tier": "1"}), vecSecretNew), Want: "redirect", Location: toSale},
 			{Name: "not a JWT", Path: "/events/summer-sale", Cookie: "not-a-token", Want: "redirect", Location: toSale},
 			{Name: "padded segments", Path: "/events/summer-sale", Cookie: parts[0] + "=." + parts[1] + "." + parts[2], Want: "redirect", Location: toSale},
