@@ -36,7 +36,21 @@ function b64(seg) {
 }
 
 // Go decodes tier and pos into integers, where 1.0 or 4.2e1 is an error.
-const NON_INT_RE = /"(tier|pos)"\s*:\s*-?\d+[.eE]/;
+const NON_INT_RE = /"(tier|pos)"\s*:\s*-?\d+[.eE]/iu;
+
+// fold is encoding/json's name folding: claim names match without regard
+// to case (ASCII, plus the long s and the Kelvin sign), the last one wins.
+function fold(c) {
+    const out = {};
+    for (const k of Object.keys(c)) {
+        let f = '';
+        for (const ch of k) {
+            f += ch === '\u017f' ? 'S' : ch === '\u212a' ? 'K' : ch < '\x80' ? ch.toUpperCase() : ch;
+        }
+        out[f] = c[k];
+    }
+    return out;
+}
 
 function json(seg) {
     const b = b64(seg);
@@ -58,7 +72,8 @@ async function verify(raw, event, now) {
     const parts = raw.split('.');
     if (parts.length !== 3) return false;
     const h = json(parts[0]);
-    const c = json(parts[1]);
+    const payload = json(parts[1]);
+    const c = payload === null ? null : fold(payload);
     const sig = b64(parts[2]);
     if (h === null || c === null || sig === null || h.alg !== 'HS256') return false;
     if (typeof h.kid !== 'string' || h.kid === '' || h.kid.length > 512) return false;
@@ -74,15 +89,15 @@ async function verify(raw, event, now) {
     for (let i = 0; i < mac.length; i++) diff |= mac[i] ^ sig[i];
     if (diff !== 0) return false;
 
-    const aud = typeof c.aud === 'string' ? [c.aud] : c.aud;
+    const aud = typeof c.AUD === 'string' ? [c.AUD] : c.AUD;
     if (!Array.isArray(aud) || aud.some(function (a) { return typeof a !== 'string'; }) || aud.indexOf('vwr-tier1') < 0) return false;
-    if (c.iss !== 'vwr') return false;
-    if (!num(c.exp) || !(now < c.exp)) return false;
-    if (c.nbf !== undefined && (!num(c.nbf) || now < c.nbf)) return false;
-    if (!num(c.iat) || c.iat > now + MAX_SKEW) return false;
-    if (c.tier !== 1 || typeof c.sub !== 'string' || c.sub === '') return false;
-    if (!Number.isInteger(c.pos) || c.pos < 1) return false;
-    return c.eid === event;
+    if (c.ISS !== 'vwr') return false;
+    if (!num(c.EXP) || !(now < c.EXP)) return false;
+    if (c.NBF !== undefined && c.NBF !== null && (!num(c.NBF) || now < c.NBF)) return false;
+    if (!num(c.IAT) || c.IAT > now + MAX_SKEW) return false;
+    if (c.TIER !== 1 || typeof c.SUB !== 'string' || c.SUB === '') return false;
+    if (!Number.isInteger(c.POS) || c.POS < 1) return false;
+    return c.EID === event;
 }
 
 // rawQuery rebuilds the query string from CloudFront's parsed form.

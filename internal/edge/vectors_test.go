@@ -76,6 +76,27 @@ func signRaw(t *testing.T, header, claims map[string]any, secret string) string 
 	return input + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
+// signRawOrdered signs claims given as JSON text, keeping key order and duplicates.
+func signRawOrdered(t *testing.T, header map[string]any, claimsJSON, secret string) string {
+	t.Helper()
+	h, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString([]byte(claimsJSON))
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(input))
+	return input + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func upper(c map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range c {
+		out[strings.ToUpper(k)] = v
+	}
+	return out
+}
+
 func mintVectors(t *testing.T) Vectors {
 	t.Helper()
 	keys, err := token.ParseKeyRing(vecKidCurrent + ":" + vecSecretNew + "," + vecKidOld + ":" + vecSecretOld)
@@ -172,6 +193,10 @@ func mintVectors(t *testing.T) Vectors {
 			{Name: "tier written as 1.0", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"tier": json.RawMessage("1.0")}), vecSecretNew), Want: "redirect", Location: toSale},
 			{Name: "pos written as 4.2e1", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"pos": json.RawMessage("4.2e1")}), vecSecretNew), Want: "redirect", Location: toSale},
 			{Name: "exp with a fraction", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"exp": json.RawMessage(fmt.Sprintf("%d.5", exp.Unix()))}), vecSecretNew), Want: "pass"},
+			// Go's decoder matches claim names without regard to case.
+			{Name: "claim names in upper case", Path: "/events/summer-sale", Cookie: signRaw(t, hs, upper(claims(nil)), vecSecretNew), Want: "pass"},
+			{Name: "upper-case tier 2 after tier 1", Path: "/events/summer-sale", Cookie: signRawOrdered(t, hs, `{"tier":1,"eid":"summer-sale","pos":42,"iss":"vwr","aud":"vwr-tier1","sub":"req-7f3a","iat":`+fmt.Sprint(iat.Unix())+`,"exp":`+fmt.Sprint(exp.Unix())+`,"TIER":2}`, vecSecretNew), Want: "redirect", Location: toSale},
+			{Name: "sub spelt with a long s", Path: "/events/summer-sale", Cookie: signRawOrdered(t, hs, `{"tier":1,"eid":"summer-sale","pos":42,"iss":"vwr","aud":"vwr-tier1","ſub":"req-7f3a","iat":`+fmt.Sprint(iat.Unix())+`,"exp":`+fmt.Sprint(exp.Unix())+`}`, vecSecretNew), Want: "pass"},
 			{Name: "tier as a string", Path: "/events/summer-sale", Cookie: signRaw(t, hs, claims(map[string]any{"tier": "1"}), vecSecretNew), Want: "redirect", Location: toSale},
 			{Name: "not a JWT", Path: "/events/summer-sale", Cookie: "not-a-token", Want: "redirect", Location: toSale},
 			{Name: "padded segments", Path: "/events/summer-sale", Cookie: parts[0] + "=." + parts[1] + "." + parts[2], Want: "redirect", Location: toSale},
