@@ -9,7 +9,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws sam-build synth infra-test edge-test deploy
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws sam-build synth infra-test edge-test deploy deploy-preflight
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -93,9 +93,11 @@ infra-test: ## the CDK assertion and SAM/CDK parity tests (infra/)
 edge-test: ## the CloudFront Functions against the Go-minted vectors (node:test)
 	node --test infra/edge/
 
-deploy: lambdas $(INFRA_STAMP) ## deploy every stack with CDK (needs AWS credentials and QUEUE_IMAGE=<pushed services/queue image>)
-	@test -n "$(QUEUE_IMAGE)" || { echo "deploy: set QUEUE_IMAGE to the pushed services/queue/Dockerfile image (README, Deploy)" >&2; exit 1; }
+deploy: deploy-preflight lambdas $(INFRA_STAMP) ## deploy every stack with CDK (needs AWS credentials and QUEUE_IMAGE=<pushed services/queue image>)
 	$(CDK) deploy --all --parameters VwrTier2:QueueImageUri=$(QUEUE_IMAGE)
+
+deploy-preflight:
+	@test -n "$(QUEUE_IMAGE)" || { echo "deploy: set QUEUE_IMAGE to the pushed services/queue/Dockerfile image (README, Deploy)" >&2; exit 1; }
 
 build: ## build the vwr CLI and the Tier 2 queue binary into bin/
 	$(GO) build -o bin/vwr ./cmd/vwr
