@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
@@ -36,6 +37,11 @@ type Config struct {
 	// Tier2 adds the Tier 2 stack (VPC, ElastiCache, Fargate) and its
 	// front door behaviour (vwr:tier2, default true).
 	Tier2 bool
+	// OriginPrefixList is the id of the region's managed prefix list
+	// com.amazonaws.global.cloudfront.origin-facing (vwr:cloudFrontPrefixList,
+	// `aws ec2 describe-managed-prefix-lists`). When set, the Tier 2 load
+	// balancer admits only CloudFront; empty leaves it open to the internet.
+	OriginPrefixList string
 }
 
 // FrontDoorRegion is where CloudFront-scope resources must be created.
@@ -84,6 +90,7 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 	str("vwr:lambdaDir", &c.LambdaDir)
 	str("vwr:staticDir", &c.StaticDir)
 	str("vwr:edgeDir", &c.EdgeDir)
+	str("vwr:cloudFrontPrefixList", &c.OriginPrefixList)
 	num("vwr:advancerTicks", &c.AdvancerTicks)
 	num("vwr:advancerTickSeconds", &c.AdvancerTickSeconds)
 	key := "vwr:tier2"
@@ -104,6 +111,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.ProtectedOrigin == "" {
 		errs = append(errs, errors.New("context vwr:protectedOrigin is required: the domain of the site behind the waiting room"))
+	}
+	if c.OriginPrefixList != "" && !strings.HasPrefix(c.OriginPrefixList, "pl-") {
+		errs = append(errs, errors.New("context vwr:cloudFrontPrefixList must be a prefix list id (pl-…)"))
 	}
 	if c.AdvancerTicks < 1 || c.AdvancerTicks > 12 {
 		errs = append(errs, errors.New("context vwr:advancerTicks must be in [1, 12]"))

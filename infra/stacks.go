@@ -42,9 +42,10 @@ func NewVWR(scope constructs.Construct, cfg Config) *VWR {
 	}
 	if cfg.Tier2 {
 		v.Tier2 = NewTier2Stack(scope, "VwrTier2", &Tier2StackProps{
-			StackProps:    *env(cfg.Region),
-			Tier1KeysARN:  v.Tier1.KeysSecret.SecretArn(),
-			AdmittedQueue: v.Tier1.AdmittedQueue,
+			StackProps:       *env(cfg.Region),
+			Tier1KeysARN:     v.Tier1.KeysSecret.SecretArn(),
+			AdmittedQueue:    v.Tier1.AdmittedQueue,
+			OriginPrefixList: cfg.OriginPrefixList,
 		})
 		fd.Tier2Domain = v.Tier2.Service.LoadBalancer().LoadBalancerDnsName()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
@@ -605,5 +607,58 @@ func TestConfigValidation(t *testing.T) {
 	got, err := ConfigFromContext(app)
 	if err != nil || got.ProtectedOrigin != "www.example.org" || got.AdvancerTicks != 3 || got.Tier2 {
 		t.Fatalf("context: %+v, %v", got, err)
+	}
+}
+
+// TestTier2OriginLockedToCloudFront: with vwr:cloudFrontPrefixList the load
+// balancer admits only CloudFront's origin-facing servers; without it, the
+// world (the README says so).
+func TestTier2OriginLockedToCloudFront(t *testing.T) {
+	// ingress lists the load balancer's inbound rules, inline or separate,
+	// as "cidr|prefix list:port".
+	ingress := func(c cfn) string {
+		var out []string
+		rule := func(r any) {
+			src := get(r, "CidrIp")
+			if src == nil {
+				src = get(r, "SourcePrefixListId")
+			}
+			out = append(out, fmt.Sprintf("%v:%v", src, get(r, "FromPort")))
+		}
+		for id, sg := range c.resources("AWS::EC2::SecurityGroup") {
+			if !strings.Contains(js(get(sg, "Properties", "GroupDescription")), "QueueLB") {
+				continue
+			}
+			if inline, ok := get(sg, "Properties", "SecurityGroupIngress").([]any); ok {
+				for _, r := range inline {
+					rule(r)
+				}
+			}
+			for _, r := range c.resources("AWS::EC2::SecurityGroupIngress") {
+				if get(r, "Properties", "GroupId", "Fn::GetAtt", 0) == id {
+					rule(r["Properties"])
+				}
+			}
+		}
+		sort.Strings(out)
+		return strings.Join(out, " ")
+	}
+	if got := ingress(synth(t).templates["Tier2"]); got != "0.0.0.0/0:80" {
+		t.Errorf("default load balancer ingress %q", got)
+	}
+	cfg := testConfig(t)
+	cfg.OriginPrefixList = "pl-3b927c52"
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	v := NewVWR(app, cfg)
+	b, err := json.Marshal(*assertions.Template_FromStack(v.Tier2.Stack, nil).ToJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locked cfn
+	if err := json.Unmarshal(b, &locked); err != nil {
+		t.Fatal(err)
+	}
+	if got := ingress(locked); got != "pl-3b927c52:80" {
+		t.Errorf("locked load balancer ingress %q", got)
 	}
 }

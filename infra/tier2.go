@@ -22,6 +22,9 @@ type Tier2StackProps struct {
 	Tier1KeysARN *string
 	// AdmittedQueue receives one message per admission.
 	AdmittedQueue awssqs.IQueue
+	// OriginPrefixList, when set, is the only source the load balancer
+	// admits (CloudFront's origin-facing prefix list).
+	OriginPrefixList string
 }
 
 // Tier2Stack is the per-event queue: bin/queue on Fargate behind an ALB,
@@ -133,6 +136,7 @@ func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps
 			OperatingSystemFamily: awsecs.OperatingSystemFamily_LINUX(),
 		},
 		PublicLoadBalancer: jsii.Bool(true),
+		OpenListener:       jsii.Bool(props.OriginPrefixList == ""),
 		TaskImageOptions: &awsecspatterns.ApplicationLoadBalancedTaskImageOptions{
 			Image:         awsecs.ContainerImage_FromRegistry(s.ImageParam.ValueAsString(), nil),
 			ContainerPort: jsii.Number(QueuePort),
@@ -152,6 +156,10 @@ func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps
 			},
 		},
 	})
+	if props.OriginPrefixList != "" {
+		s.Service.LoadBalancer().Connections().AllowFrom(awsec2.Peer_PrefixList(jsii.String(props.OriginPrefixList)),
+			awsec2.Port_Tcp(jsii.Number(80)), jsii.String("CloudFront origin-facing servers only"))
+	}
 	s.Service.TargetGroup().ConfigureHealthCheck(&awselasticloadbalancingv2.HealthCheck{
 		Path: jsii.String("/healthz"), HealthyHttpCodes: jsii.String("200"),
 	})
