@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
@@ -239,6 +240,20 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		CacheControl: &[]awss3deployment.CacheControl{awss3deployment.CacheControl_MaxAge(awscdk.Duration_Minutes(jsii.Number(5)))},
 	})
 
+	// The one grant that reads or writes the edge keys, for the deployer who
+	// rotates them (README, the edge trust boundary). The edge check itself
+	// reads the store by association, without IAM.
+	keyAdmin := awsiam.NewManagedPolicy(stack, jsii.String("EdgeKeysAdmin"), &awsiam.ManagedPolicyProps{
+		Description: jsii.String("Read and rotate the vwr edge keys (whoever holds this can mint passes)"),
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("cloudfront-keyvaluestore:DescribeKeyValueStore", "cloudfront-keyvaluestore:GetKey",
+				"cloudfront-keyvaluestore:ListKeys", "cloudfront-keyvaluestore:PutKey", "cloudfront-keyvaluestore:DeleteKey"),
+			Resources: jsii.Strings(*s.EdgeKeys.KeyValueStoreArn()),
+		})},
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("EdgeKeysAdminPolicyArn"), &awscdk.CfnOutputProps{
+		Value: keyAdmin.ManagedPolicyArn(), Description: jsii.String("Attach to the deployer role only"),
+	})
 	awscdk.NewCfnOutput(stack, jsii.String("DistributionDomain"), &awscdk.CfnOutputProps{
 		Value: s.Distribution.DistributionDomainName(), Description: jsii.String("The front door: https://<this>/vwr/?event=<id>"),
 	})

@@ -432,6 +432,23 @@ func TestFrontDoor(t *testing.T) {
 	}
 }
 
+// TestEdgeKeysAdmin: the one policy on the KeyValueStore names it and
+// nothing else.
+func TestEdgeKeysAdmin(t *testing.T) {
+	fd := synth(t).templates["FrontDoor"]
+	kvsID, _ := fd.byConstruct("AWS::CloudFront::KeyValueStore", "EdgeKeys")
+	_, pol := fd.byConstruct("AWS::IAM::ManagedPolicy", "EdgeKeysAdmin")
+	st := get(pol, "Properties", "PolicyDocument", "Statement")
+	if len(asList(st)) != 1 || js(get(st, 0, "Resource")) != `{"Fn::GetAtt":["`+kvsID+`","Arn"]}` {
+		t.Errorf("edge keys policy %s", js(st))
+	}
+	for _, a := range asList(get(st, 0, "Action")) {
+		if !strings.HasPrefix(fmt.Sprint(a), "cloudfront-keyvaluestore:") {
+			t.Errorf("edge keys policy grants %v", a)
+		}
+	}
+}
+
 // TestEdgeCodeIsTheTestedFile: the deployed function code is the file the
 // node:test vectors run.
 func TestEdgeCodeIsTheTestedFile(t *testing.T) {
