@@ -72,7 +72,7 @@ func (c Config) Validate() error {
 type Observer interface {
 	// ScriptDone reports one store operation (one Lua script on Redis):
 	// name is check, touch, leave, set_threshold, stats, ranking,
-	// active_events, lock, unlock, admit, retire, cleanup or ping.
+	// active_events, loads, lock, unlock, admit, retire, cleanup or ping.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).
@@ -103,6 +103,10 @@ type Service struct {
 	notify Notifier
 	obs    Observer
 	cfg    Config
+	// settings holds the configured events; nil means open events
+	// (QUEUE_OPEN_EVENTS=true): any valid id is an event, and its threshold
+	// is QUEUE_THRESHOLD or the override kept in the store.
+	settings *Settings
 }
 
 // New returns a Service. A nil Notifier or clock gets a no-op notifier or the
@@ -124,6 +128,28 @@ func (s *Service) SetObserver(o Observer) {
 		o = NopObserver{}
 	}
 	s.obs = o
+}
+
+// UseSettings makes the Service serve configured events only: an event
+// absent from settings, or closed, is ErrUnknownEvent, and every threshold
+// comes from settings. Call it before the Service is used.
+func (s *Service) UseSettings(settings *Settings) { s.settings = settings }
+
+// Settings returns the configured events' settings, or nil in open-events mode.
+func (s *Service) Settings() *Settings { return s.settings }
+
+// threshold is what the store is told about eventID's threshold: in
+// open-events mode the default (the store applies its override), else the
+// configured value, fixed.
+func (s *Service) threshold(eventID string) (n int64, fixed bool, err error) {
+	if s.settings == nil {
+		return s.cfg.Threshold, false, nil
+	}
+	es, ok := s.settings.Lookup(eventID)
+	if !ok || !es.Open {
+		return 0, false, ErrUnknownEvent
+	}
+	return es.Threshold, true, nil
 }
 
 // unavailable wraps a store failure so callers can test for ErrUnavailable
@@ -159,6 +185,10 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
+	th, fixed, err := s.threshold(eventID)
+	if err != nil {
+		return View{}, err
+	}
 	now := s.clk.Now()
 	score := who.Position
 	if score <= 0 {
@@ -171,7 +201,8 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 		Score:            score,
 		Now:              now,
 		ActiveTTL:        s.cfg.ActiveTTL,
-		DefaultThreshold: s.cfg.Threshold,
+		DefaultThreshold: th,
+		FixedThreshold:   fixed,
 	})
 	s.observe("check", start, err)
 	if err != nil {
@@ -191,15 +222,23 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
+	th, fixed, err := s.threshold(eventID)
+	if err != nil {
+		return View{}, err
+	}
 	now := s.clk.Now()
 	start := time.Now()
-	snap, err := s.store.Touch(ctx, eventID, who.UserID, now, s.cfg.Threshold)
+	snap, err := s.store.Touch(ctx, eventID, who.UserID, now, th)
 	s.observe("touch", start, err)
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
 	}
 	if snap.Status == "" {
 		return View{}, ErrNotQueued
+	}
+	if fixed {
+		// Touch only reports the threshold; a stale override must not show.
+		snap.Threshold = th
 	}
 	return s.view(eventID, who.UserID, now, snap)
 }
@@ -289,6 +328,9 @@ func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, erro
 	if err := validate(eventID, userID); err != nil {
 		return false, err
 	}
+	if _, _, err := s.threshold(eventID); err != nil {
+		return false, err
+	}
 	start := time.Now()
 	removed, err := s.store.Leave(ctx, eventID, userID)
 	s.observe("leave", start, err)
@@ -298,7 +340,9 @@ func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, erro
 	return removed, nil
 }
 
-// SetThreshold overrides the event's threshold (MinThreshold…MaxThreshold).
+// SetThreshold sets the event's threshold (MinThreshold…MaxThreshold). With
+// configured events it writes the durable ConfigStore and opens the event;
+// in open-events mode it stores an override in the queue's store.
 func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) error {
 	if !ValidID(eventID) {
 		return ErrInvalidEvent
@@ -307,7 +351,13 @@ func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) err
 		return ErrInvalidThreshold
 	}
 	start := time.Now()
-	err := s.store.SetThreshold(ctx, eventID, n)
+	var err error
+	if s.settings != nil {
+		// The durable ConfigStore, not Redis: a flush cannot undo it.
+		_, err = s.settings.Put(ctx, eventID, EventSettings{Threshold: n, Open: true})
+	} else {
+		err = s.store.SetThreshold(ctx, eventID, n)
+	}
 	s.observe("set_threshold", start, err)
 	if err != nil {
 		return unavailable("set threshold", eventID, err)
@@ -320,12 +370,19 @@ func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
 	if !ValidID(eventID) {
 		return Stats{}, ErrInvalidEvent
 	}
+	th, fixed, err := s.threshold(eventID)
+	if err != nil {
+		return Stats{}, err
+	}
 	now := s.clk.Now()
 	start := time.Now()
-	st, err := s.store.Stats(ctx, eventID, now, s.cfg.Threshold)
+	st, err := s.store.Stats(ctx, eventID, now, th)
 	s.observe("stats", start, err)
 	if err != nil {
 		return Stats{}, unavailable("stats", eventID, err)
+	}
+	if fixed {
+		st.Threshold = th
 	}
 	out := Stats{
 		EventID:             eventID,

@@ -30,6 +30,10 @@ type Store interface {
 	Ranking(ctx context.Context, period string, now time.Time, limit int) ([]RankEntry, error)
 	// ActiveEvents lists the events the worker must visit.
 	ActiveEvents(ctx context.Context) ([]string, error)
+	// Loads reads the line size, unexpired active count and stored
+	// threshold override of many events at once (pipelined on Redis), so
+	// that the worker only visits events where there is work.
+	Loads(ctx context.Context, eventIDs []string, now time.Time) ([]EventLoad, error)
 	// Lock takes the event's admission lock for owner unless someone holds it.
 	Lock(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error)
 	// Unlock releases the lock only if owner still holds it.
@@ -63,6 +67,9 @@ type CheckInput struct {
 	Now              time.Time
 	ActiveTTL        time.Duration
 	DefaultThreshold int64
+	// FixedThreshold makes DefaultThreshold the event's threshold, ignoring
+	// any override kept in the store (events configured in a ConfigStore).
+	FixedThreshold bool
 }
 
 // Snapshot is where a user stands plus the event counters a View needs, as
@@ -87,12 +94,21 @@ type StoreStats struct {
 	OldestHeartbeat    time.Time // zero when nobody is queued
 }
 
+// EventLoad is one event's counters as the worker's scan reads them.
+type EventLoad struct {
+	EventID  string
+	Queued   int64
+	Active   int64 // unexpired
+	Override int64 // the stored threshold override, 0 when none
+}
+
 // AdmitInput is one admission pass over one event.
 type AdmitInput struct {
 	EventID          string
 	Now              time.Time
 	ActiveTTL        time.Duration
 	DefaultThreshold int64
+	FixedThreshold   bool // as in CheckInput
 	Batch            int64
 }
 

@@ -7,6 +7,8 @@
 -- ARGV[3] -> default threshold
 -- ARGV[4] -> batch size (most users admitted by this pass)
 -- ARGV[5] -> rate window ms
+-- ARGV[6] -> '1': ARGV[3] is the event's threshold (KEYS[4] ignored), '0':
+--            the default, which KEYS[4] may override
 --
 -- Drops expired actives, then pops min(threshold - active, batch) users off
 -- the head of the line into active with expiry now + TTL, and drains the
@@ -17,7 +19,7 @@
 local now = tonumber(ARGV[1])
 local since = now - tonumber(ARGV[5])
 drop_expired(KEYS[2], now)
-local th = threshold_of(KEYS[4], ARGV[3])
+local th = threshold_of(KEYS[4], ARGV[3], ARGV[6])
 local expires = now + tonumber(ARGV[2])
 
 local admitted = {}

@@ -13,6 +13,8 @@
 -- ARGV[4] -> active TTL ms
 -- ARGV[5] -> default threshold
 -- ARGV[6] -> rate window ms
+-- ARGV[7] -> '1': ARGV[5] is the event's threshold and KEYS[4] is ignored;
+--            '0': ARGV[5] is the default and KEYS[4] may override it
 --
 -- Already queued: refresh the heartbeat. Already active: nothing changes (the
 -- expiry never moves). Line empty and fewer than threshold active: activate
@@ -29,7 +31,7 @@ local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
 drop_expired(KEYS[2], now)
-local th = threshold_of(KEYS[4], ARGV[5])
+local th = threshold_of(KEYS[4], ARGV[5], ARGV[7])
 
 local status, activated, rank, expires = 'queued', 0, 0, 0
 local r = redis.call('ZRANK', KEYS[1], uid)

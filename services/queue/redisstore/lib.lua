@@ -6,8 +6,11 @@ local function drop_expired(active, now)
   redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 end
 
--- threshold_of is the event's override, else the default.
-local function threshold_of(key, default)
+-- threshold_of is the event's threshold: the caller's value when fixed is
+-- '1' (events configured in the durable ConfigStore, so a lost key changes
+-- nothing), else the override kept in key, else the default.
+local function threshold_of(key, default, fixed)
+  if fixed == '1' then return tonumber(default) end
   local v = redis.call('GET', key)
   if v then
     local n = tonumber(v)

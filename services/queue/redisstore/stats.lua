@@ -13,4 +13,4 @@ local oldest = -1
 local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if #first == 2 then oldest = tonumber(first[2]) end
 return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf'),
-  threshold_of(KEYS[4], ARGV[2]), admitted_since(KEYS[5], now - tonumber(ARGV[3])), oldest}
+  threshold_of(KEYS[4], ARGV[2], '0'), admitted_since(KEYS[5], now - tonumber(ARGV[3])), oldest}

@@ -74,7 +74,13 @@ func ms(t time.Time) int64        { return t.UnixMilli() }
 func msDur(d time.Duration) int64 { return d.Milliseconds() }
 func fromMS(v int64) time.Time    { return time.UnixMilli(v).UTC() }
 func window() int64               { return msDur(queue.RateWindow) }
-func isNoScript(err error) bool   { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+func isNoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
 func wrap(op, ev string, err error) error {
 	return fmt.Errorf("redisstore: %s %s: %w", op, ev, err)
 }
@@ -88,7 +94,7 @@ func wrap(op, ev string, err error) error {
 // its user queued in an unlisted event.
 func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
 	keys := s.k.eventKeys(in.EventID)
-	args := []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window()}
+	args := []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window(), flag(in.FixedThreshold)}
 	reply, err := s.checkPipeline(ctx, in.EventID, keys, args, true)
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
@@ -235,7 +241,7 @@ func (s *Store) Unlock(ctx context.Context, eventID, owner string) (bool, error)
 // counts (not any admission) and is reported.
 func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResult, error) {
 	reply, err := admitScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID),
-		ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, in.Batch, window()).Slice()
+		ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, in.Batch, window(), flag(in.FixedThreshold)).Slice()
 	if err != nil {
 		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
 	}
@@ -424,4 +430,50 @@ func asInt(v any) (int64, error) {
 	default:
 		return 0, fmt.Errorf("reply element is %T, want an integer", v)
 	}
+}
+
+// loadsChunk is the most events one Loads pipeline reads.
+const loadsChunk = 2000
+
+// Loads pipelines ZCARD of the line, ZCOUNT of unexpired actives and GET of
+// the threshold override for each event: a few round trips for thousands of
+// events (on a Cluster, go-redis splits each pipeline per node). It reads
+// across slots, so the counts of different events are not one snapshot;
+// the worker only uses them to choose where to run admit.lua, which decides
+// atomically.
+func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]queue.EventLoad, error) {
+	out := make([]queue.EventLoad, 0, len(eventIDs))
+	after := "(" + strconv.FormatInt(ms(now), 10)
+	for start := 0; start < len(eventIDs); start += loadsChunk {
+		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
+		type cmds struct {
+			q, a *redis.IntCmd
+			th   *redis.StringCmd
+		}
+		cs := make([]cmds, len(chunk))
+		pipe := s.rdb.Pipeline()
+		for i, ev := range chunk {
+			cs[i] = cmds{
+				q:  pipe.ZCard(ctx, s.k.queue(ev)),
+				a:  pipe.ZCount(ctx, s.k.active(ev), after, "+inf"),
+				th: pipe.Get(ctx, s.k.threshold(ev)),
+			}
+		}
+		_, _ = pipe.Exec(ctx) // each command's own error is checked below
+		for i, ev := range chunk {
+			thErr := cs[i].th.Err()
+			if errors.Is(thErr, redis.Nil) {
+				thErr = nil
+			}
+			if err := errors.Join(cs[i].q.Err(), cs[i].a.Err(), thErr); err != nil {
+				return nil, wrap("loads", ev, err)
+			}
+			l := queue.EventLoad{EventID: ev, Queued: cs[i].q.Val(), Active: cs[i].a.Val()}
+			if v, err := cs[i].th.Int64(); err == nil {
+				l.Override = v
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }

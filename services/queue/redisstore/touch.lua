@@ -15,7 +15,7 @@ local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
 drop_expired(KEYS[2], now)
-local th = threshold_of(KEYS[4], ARGV[3])
+local th = threshold_of(KEYS[4], ARGV[3], '0')
 
 local r = redis.call('ZRANK', KEYS[1], uid)
 if r then
