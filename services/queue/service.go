@@ -145,6 +145,9 @@ func (s *Service) threshold(eventID string) (n int64, fixed bool, err error) {
 	if s.settings == nil {
 		return s.cfg.Threshold, false, nil
 	}
+	if !s.settings.Loaded() {
+		return 0, false, fmt.Errorf("%w: event settings not loaded yet", ErrUnavailable)
+	}
 	es, ok := s.settings.Lookup(eventID)
 	if !ok || !es.Open {
 		return 0, false, ErrUnknownEvent

@@ -24,7 +24,7 @@ func TestPreloadWarmsTheScriptCache(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	h := &redistrips.Hook{}
 	rdb.AddHook(h)
-	a, err := Open(Config{EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.DiscardHandler)})
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestPreloadWithRedisDownOnlyWarns(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
 	var logs bytes.Buffer
-	a, err := Open(Config{EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
