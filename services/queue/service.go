@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
@@ -20,6 +21,14 @@ type Config struct {
 	ActiveTTL          time.Duration // QUEUE_ACTIVE_TTL_SECONDS, 600s
 	SeenTTL            time.Duration // QUEUE_SEEN_TTL_SECONDS, 600s
 	AdmissionBatchSize int64         // QUEUE_ADMISSION_BATCH_SIZE, 100
+	// EntryTokenTTL is how long one entry token lasts (at most the slot):
+	// the protected site renews it through heartbeat while the slot runs.
+	// QUEUE_ENTRY_TOKEN_TTL_SECONDS, 120s.
+	EntryTokenTTL time.Duration
+	// RecoveryWindow is how long admissions pause after a loss of the
+	// queue's Redis is detected (QUEUE_RECOVERY_WINDOW_SECONDS). Default:
+	// max(2 × LongestNextPoll, EntryTokenTTL + MaxClockSkew).
+	RecoveryWindow time.Duration
 }
 
 // Defaults of Config (seed §4.5).
@@ -28,7 +37,15 @@ const (
 	DefaultActiveTTL          = 600 * time.Second
 	DefaultSeenTTL            = 600 * time.Second
 	DefaultAdmissionBatchSize = 100
+	DefaultEntryTokenTTL      = 120 * time.Second
 )
+
+// MaxClockSkew is the clock difference between instances that the recovery
+// window allows for: instances must keep their clocks (NTP) within it.
+const MaxClockSkew = 5 * time.Second
+
+// LongestNextPoll is the longest nextPoll the API ever asks of a waiting page.
+const LongestNextPoll = 60 * time.Second
 
 // WithDefaults fills zero fields with the defaults.
 func (c Config) WithDefaults() Config {
@@ -43,6 +60,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.AdmissionBatchSize == 0 {
 		c.AdmissionBatchSize = DefaultAdmissionBatchSize
+	}
+	if c.EntryTokenTTL == 0 {
+		c.EntryTokenTTL = min(DefaultEntryTokenTTL, c.ActiveTTL)
+	}
+	if c.RecoveryWindow == 0 {
+		c.RecoveryWindow = max(2*LongestNextPoll, c.EntryTokenTTL+MaxClockSkew)
 	}
 	return c
 }
@@ -61,6 +84,14 @@ func (c Config) Validate() error {
 	}
 	if c.AdmissionBatchSize < 1 {
 		errs = append(errs, errors.New("QUEUE_ADMISSION_BATCH_SIZE must be positive"))
+	}
+	if c.EntryTokenTTL < time.Second || c.EntryTokenTTL > c.ActiveTTL {
+		errs = append(errs, errors.New("QUEUE_ENTRY_TOKEN_TTL_SECONDS must be from 1 to QUEUE_ACTIVE_TTL_SECONDS"))
+	}
+	if c.RecoveryWindow < c.EntryTokenTTL+MaxClockSkew {
+		// Shorter, and a token issued before a loss could outlive the pause
+		// without having been counted again.
+		errs = append(errs, fmt.Errorf("QUEUE_RECOVERY_WINDOW_SECONDS must be at least QUEUE_ENTRY_TOKEN_TTL_SECONDS + %d", int(MaxClockSkew/time.Second)))
 	}
 	return errors.Join(errs...)
 }
@@ -107,6 +138,9 @@ type Service struct {
 	// (QUEUE_OPEN_EVENTS=true): any valid id is an event, and its threshold
 	// is QUEUE_THRESHOLD or the override kept in the store.
 	settings *Settings
+	// epochs remembers, per event, the epoch this instance last saw in the
+	// store: finding it gone is how a lost Redis is detected.
+	epochs sync.Map // event id → epoch id
 }
 
 // New returns a Service. A nil Notifier or clock gets a no-op notifier or the
@@ -153,6 +187,36 @@ func (s *Service) threshold(eventID string) (n int64, fixed bool, err error) {
 		return 0, false, ErrUnknownEvent
 	}
 	return es.Threshold, true, nil
+}
+
+// epochInput is what a per-event step needs to detect a loss of eventID's state.
+func (s *Service) epochInput(eventID string) EpochInput {
+	known, _ := s.epochs.Load(eventID)
+	k, _ := known.(string)
+	return EpochInput{Known: k, Candidate: token.NewTokenID(), Window: s.cfg.RecoveryWindow}
+}
+
+// sawEpoch remembers the epoch a step reported.
+func (s *Service) sawEpoch(eventID string, e EpochState) {
+	if e.ID != "" {
+		s.epochs.Store(eventID, e.ID)
+	}
+}
+
+// holderSlotEnd is the slot end of the entry token who presented, when it is
+// valid for eventID and the same user; zero otherwise.
+func (s *Service) holderSlotEnd(eventID string, who Identity, now time.Time) time.Time {
+	if who.EntryToken == "" {
+		return time.Time{}
+	}
+	e, err := s.keys.VerifyEntry(who.EntryToken, eventID, now)
+	if err != nil || e.UserID != who.UserID {
+		return time.Time{}
+	}
+	if e.SlotEndsAt.IsZero() {
+		return e.ExpiresAt
+	}
+	return e.SlotEndsAt
 }
 
 // unavailable wraps a store failure so callers can test for ErrUnavailable
@@ -206,8 +270,11 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 		ActiveTTL:        s.cfg.ActiveTTL,
 		DefaultThreshold: th,
 		FixedThreshold:   fixed,
+		Epoch:            s.epochInput(eventID),
+		HolderSlotEnd:    s.holderSlotEnd(eventID, who, now),
 	})
 	s.observe("check", start, err)
+	s.sawEpoch(eventID, snap.Epoch)
 	if err != nil {
 		if snap.Activated {
 			s.admitted(newAdmission(eventID, who.UserID, now, snap.ExpiresAt))
@@ -236,7 +303,13 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
 	}
+	s.sawEpoch(eventID, snap.Epoch)
 	if snap.Status == "" {
+		if !s.holderSlotEnd(eventID, who, now).IsZero() {
+			// An entry-token holder the store has lost (a flushed Redis):
+			// check counts them back in during the recovery window.
+			return s.Check(ctx, eventID, who)
+		}
 		return View{}, ErrNotQueued
 	}
 	if fixed {
@@ -256,6 +329,9 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 		CurrentUsers: snap.ActiveCount,
 		Threshold:    snap.Threshold,
 	}
+	if snap.Epoch.RecoveringUntil.After(now) {
+		v.RecoveringUntil = snap.Epoch.RecoveringUntil
+	}
 	if snap.Status == StatusQueued {
 		v.Position = snap.Rank + 1
 		v.PeopleAhead = snap.Rank
@@ -273,17 +349,24 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	if snap.Activated {
 		s.admitted(a)
 	}
+	// A short token, renewed by every check or heartbeat while the slot
+	// runs: after a loss, the recovery window only has to outlast it.
+	tokenExp := now.Add(s.cfg.EntryTokenTTL)
+	if snap.ExpiresAt.Before(tokenExp) {
+		tokenExp = snap.ExpiresAt
+	}
 	tok, err := s.keys.IssueEntry(token.Entry{
-		EventID:   eventID,
-		UserID:    userID,
-		ID:        a.EntryJTI,
-		IssuedAt:  now,
-		ExpiresAt: snap.ExpiresAt,
+		EventID:    eventID,
+		UserID:     userID,
+		ID:         a.EntryJTI,
+		IssuedAt:   now,
+		ExpiresAt:  tokenExp,
+		SlotEndsAt: snap.ExpiresAt,
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("queue: mint entry token: %w", err)
 	}
-	v.EntryToken = tok
+	v.EntryToken, v.TokenExpiresAt = tok, tokenExp
 	return v, nil
 }
 
@@ -397,6 +480,9 @@ func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
 	}
 	if !st.OldestHeartbeat.IsZero() {
 		out.OldestHeartbeatAge = max(now.Sub(st.OldestHeartbeat), 0)
+	}
+	if st.RecoveringUntil.After(now) {
+		out.RecoveringUntil = st.RecoveringUntil
 	}
 	return out, nil
 }

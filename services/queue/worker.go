@@ -103,7 +103,8 @@ func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
 // AdmitOnce makes one admission pass and returns how many users it let in.
 // It first reads every listed event's counters in a few pipelined round
 // trips (Store.Loads), then works, at most Parallelism at a time, only on
-// events with both waiting users and free slots, plus empty ones to retire.
+// events with both waiting users and free slots, plus empty ones to retire
+// and those whose direct admissions wait to be added to the rankings.
 // An event with a full active set or an empty line costs nothing but its
 // share of the scan, so thousands of listed events do not delay a freed
 // slot. A failing event does not stop the others; their errors are joined.
@@ -118,7 +119,7 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 		switch {
 		case l.Queued == 0 && l.Active == 0:
 			work = append(work, l.EventID) // admit.lua drops expired actives, then retire
-		case known && l.Queued > 0 && l.Active < th:
+		case known && l.Queued > 0 && l.Active < th, l.RankPending:
 			work = append(work, l.EventID)
 		}
 	}
@@ -251,8 +252,10 @@ func (w *Worker) admitLocked(ctx context.Context, eventID string) (int, error) {
 		DefaultThreshold: th,
 		FixedThreshold:   fixed,
 		Batch:            s.cfg.AdmissionBatchSize,
+		Epoch:            s.epochInput(eventID),
 	})
 	s.observe("admit", start, err)
+	s.sawEpoch(eventID, res.Epoch)
 	// The store may fail after its atomic step let people in (the ranking
 	// counts live outside the event's slot); those users are active, so
 	// they are reported before the error.

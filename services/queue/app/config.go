@@ -39,6 +39,8 @@ type Config struct {
 	AdmissionBatchSize   envconf.Positive `env:"QUEUE_ADMISSION_BATCH_SIZE"`
 	StaleCleanupInterval envconf.Millis   `env:"QUEUE_STALE_CLEANUP_INTERVAL_MS"`
 	WorkerParallelism    envconf.Positive `env:"QUEUE_WORKER_PARALLELISM"`
+	EntryTokenTTL        envconf.Seconds  `env:"QUEUE_ENTRY_TOKEN_TTL_SECONDS"`
+	RecoveryWindow       envconf.Seconds  `env:"QUEUE_RECOVERY_WINDOW_SECONDS"`
 
 	// OpenEvents keeps the drop-in behaviour: any valid event id is an
 	// event and its threshold override lives in the queue's Redis (lost
@@ -84,6 +86,8 @@ func (c Config) Queue() queue.Config {
 		ActiveTTL:          c.ActiveTTL.D(),
 		SeenTTL:            c.SeenTTL.D(),
 		AdmissionBatchSize: int64(c.AdmissionBatchSize),
+		EntryTokenTTL:      c.EntryTokenTTL.D(),
+		RecoveryWindow:     c.RecoveryWindow.D(),
 	}.WithDefaults()
 }
 
