@@ -19,8 +19,8 @@ import (
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/testenv"
-	"github.com/vwr-go/vwr/internal/token"
 	t1redis "github.com/vwr-go/vwr/internal/tier1/redisstore"
+	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/httpapi"
 )
