@@ -57,7 +57,11 @@ type App struct {
 	EntryKeys *token.KeyRing
 	Tier1Keys *token.KeyRing // nil when VWR_TIER1_TOKEN_KEYS is unset
 	Log       *slog.Logger
+	// Clock is the injected clock, or the wall clock shifted to agree with
+	// Redis TIME (see ClockSync).
+	Clock clock.Clock
 
+	offset     *clock.Offset // nil when a clock was injected
 	ownsRedis  bool
 	closeTier1 func() error
 }
@@ -73,11 +77,15 @@ func Open(cfg Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
 	clk := opts.Clock
 	if clk == nil {
-		clk = clock.System{}
+		// Every instance takes "now" from the wall clock shifted to Redis
+		// TIME, so that they agree on expiries and recovery windows.
+		a.offset = clock.NewOffset(clock.System{})
+		clk = a.offset
 	}
-	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
+	a.Clock = clk
 	if a.Redis == nil {
 		rdb, err := redisconn.Open(cfg.RedisURL, cfg.RedisClusterAddrs)
 		if err != nil {
@@ -157,7 +165,29 @@ func (a *App) Jobs() []func(context.Context) {
 	if a.Settings != nil {
 		jobs = append(jobs, a.Settings.Run)
 	}
+	if a.offset != nil {
+		jobs = append(jobs, a.clockSync)
+	}
 	return jobs
+}
+
+// ClockSyncInterval is how often an instance re-measures its offset to Redis TIME.
+const ClockSyncInterval = 10 * time.Second
+
+// clockSync keeps the offset to Redis TIME current until ctx is done.
+func (a *App) clockSync(ctx context.Context) {
+	t := time.NewTicker(ClockSyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.offset.Sync(ctx, a.Store.Time); err != nil && ctx.Err() == nil {
+				a.Log.Warn("clock offset to Redis not measured; keeping the last one", "err", err.Error())
+			}
+		}
+	}
 }
 
 // Warnings lists configuration that is legal but probably not intended, for
@@ -229,6 +259,11 @@ func (a *App) Preload(ctx context.Context) {
 	defer cancel()
 	if err := a.Store.Load(lctx); err != nil {
 		a.Log.Warn("redis scripts not preloaded; the first calls will send them", "err", err.Error())
+	}
+	if a.offset != nil {
+		if err := a.offset.Sync(lctx, a.Store.Time); err != nil {
+			a.Log.Warn("clock offset to Redis not measured yet", "err", err.Error())
+		}
 	}
 	if a.Settings != nil {
 		// Until a first read succeeds every visitor gets 503, not a wrong 404.

@@ -505,3 +505,13 @@ func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]
 	}
 	return out, nil
 }
+
+// Time is the Redis server's clock (TIME): the one reference every instance
+// measures its clock offset against (internal/clock.Offset).
+func (s *Store) Time(ctx context.Context) (time.Time, error) {
+	t, err := s.rdb.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, wrap("time", "", err)
+	}
+	return t.UTC(), nil
+}
