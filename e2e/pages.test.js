@@ -4,6 +4,7 @@
 // The full journey against the real APIs is in journey.test.js.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { launchChromium, startVWR, waitFor, waitStage } from './harness.js';
 
 let vwr;
@@ -32,18 +33,33 @@ async function page(opts = {}) {
   return p;
 }
 
-test('hostile ?return= values never leave the site', async (t) => {
-  for (const ret of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '/vwr/?event=demo']) {
-    await t.test(ret, async () => {
-      const p = await page();
-      await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(200, { active: false, admitted: true, token: 'a.b.c' })));
-      await p.goto(`${vwr.base}/vwr/?event=demo&return=${encodeURIComponent(ret)}`);
-      await waitStage(p, 'origin');
-      assert.equal(new URL(p.url()).origin, vwr.base);
-      assert.equal(new URL(p.url()).pathname, '/events/demo');
-      await p.context().close();
-    });
+// The shared return-path battery (internal/edge/testdata/return-paths.json),
+// also run under Node (unit.test.js) and by the Go validator (internal/edge).
+const battery = JSON.parse(readFileSync(new URL('../internal/edge/testdata/return-paths.json', import.meta.url), 'utf8'));
+
+test('safeReturn gives the same answers in Chromium as the battery says', async () => {
+  const p = await page();
+  await p.goto(`${vwr.base}/vwr/common.js`);
+  const got = await p.evaluate(async ({ cases, event, origin }) => {
+    const m = await import('/vwr/common.js');
+    return cases.map((c) => m.safeReturn(c.raw, event, origin));
+  }, battery);
+  assert.ok(battery.cases.length >= 40, 'the battery is loaded');
+  battery.cases.forEach((c, i) => assert.equal(got[i], c.want ?? `/events/${battery.event}`, `${JSON.stringify(c.raw)}: ${c.why}`));
+  await p.context().close();
+});
+
+test('hostile ?return= values of the battery never leave the site', async () => {
+  const p = await page();
+  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(200, { active: false, admitted: true, token: 'a.b.c' })));
+  for (const c of battery.cases.filter((x) => x.want === null && typeof x.raw === 'string')) {
+    await p.goto(`${vwr.base}/vwr/?event=demo&return=${encodeURIComponent(c.raw)}`);
+    await waitStage(p, 'origin');
+    const u = new URL(p.url());
+    assert.equal(u.origin, vwr.base, `${JSON.stringify(c.raw)} (${c.why}) left the site`);
+    assert.equal(u.pathname, '/events/demo', `${JSON.stringify(c.raw)} (${c.why})`);
   }
+  await p.context().close();
 });
 
 test('an inactive event passes straight through to ?return=, the API setting the pass as an HttpOnly cookie', async () => {

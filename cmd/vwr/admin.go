@@ -29,7 +29,7 @@ import (
 func init() {
 	register(&command{
 		name:    "admin",
-		summary: "operate a Tier 1 event: activate, deactivate, pause, resume, advance, status",
+		summary: "operate an event: Tier 1 activate, deactivate, pause, resume, advance, status; Tier 2 stats, threshold",
 		run:     runAdmin,
 	})
 }
@@ -59,16 +59,19 @@ loopback -url, matching vwr local), or -auth sigv4 (automatic for
 
 func runAdmin(ctx context.Context, inv invocation) int {
 	if len(inv.Args) == 0 || strings.HasPrefix(inv.Args[0], "-") {
-		fmt.Fprint(inv.Stderr, adminUsage)
+		fmt.Fprint(inv.Stderr, adminUsage+"\n"+queueAdminUsage)
 		if len(inv.Args) > 0 && (inv.Args[0] == "-h" || inv.Args[0] == "-help" || inv.Args[0] == "--help") {
 			return exitOK
 		}
 		return exitUsage
 	}
 	action := inv.Args[0]
+	if _, ok := queueAdminActions[action]; ok {
+		return runQueueAdmin(ctx, inv, action)
+	}
 	method, ok := adminActions[action]
 	if !ok {
-		fmt.Fprintf(inv.Stderr, "vwr admin: unknown action %q\n\n%s", action, adminUsage)
+		fmt.Fprintf(inv.Stderr, "vwr admin: unknown action %q\n\n%s\n%s", action, adminUsage, queueAdminUsage)
 		return exitUsage
 	}
 	fs := flag.NewFlagSet("vwr admin "+action, flag.ContinueOnError)

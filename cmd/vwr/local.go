@@ -235,6 +235,12 @@ func newLocalStack(addr string, environ map[string]string, stdout, stderr io.Wri
 		}
 		s.Notef("QUEUE_ADMIN_TOKEN unset: admin endpoints take Authorization: Bearer %s", cfg.AdminToken)
 	}
+	if environ["QUEUE_OPEN_EVENTS"] == "" {
+		// Trying things out: any event id works at once. Settings then live
+		// in the queue's Redis only, which the deployable binary avoids.
+		cfg.OpenEvents = true
+		s.Notef("QUEUE_OPEN_EVENTS unset: any valid event id is an open event (vwr local only; QUEUE_OPEN_EVENTS=false serves only events configured with a threshold, as bin/queue does)")
+	}
 	s.QueueConfig = cfg
 	s.QueueOptions = app.Options{Redis: s.Redis, Clock: s.Clock, Logger: s.Log}
 	return s, nil
@@ -260,7 +266,9 @@ func (s *localStack) assemble(ctx context.Context) error {
 	for _, p := range q.API.Routes() {
 		s.patterns[p] = true
 	}
-	s.Go(q.Worker.Run)
+	for _, job := range q.Jobs() {
+		s.Go(job)
+	}
 	qc, wc := q.Config.Queue(), q.Config.Worker()
 	s.Notef("Tier 2 queue: threshold %d, active TTL %s, admission every %s (batch %d), stale cleanup every %s",
 		qc.Threshold, qc.ActiveTTL, wc.AdmissionInterval, qc.AdmissionBatchSize, wc.StaleCleanupInterval)

@@ -262,6 +262,7 @@ func TestLocalWithRealRedis(t *testing.T) {
 		"VWR_TIER1_TOKEN_KEYS":     "k1:" + secret,
 		"QUEUE_USER_HEADER":        "X-Me",
 		"QUEUE_ADMIN_TOKEN":        "given",
+		"QUEUE_OPEN_EVENTS":        "false",
 	})
 	for _, bad := range []string{"embedded", "generated", "unset"} {
 		if strings.Contains(out.String(), bad) {
@@ -271,8 +272,25 @@ func TestLocalWithRealRedis(t *testing.T) {
 	if !strings.Contains(out.String(), "using Redis at "+testenv.Redis(t)) {
 		t.Fatalf("notes:\n%s", out.String())
 	}
-	r := post(t, base+"/api/queue/check/"+testenv.UniqueID(t), map[string]string{"X-Me": "someone"})
-	if r["_status"] != float64(200) || r["status"] != "active" {
+	// Configured events only: the threshold, kept in Tier 1's store (here
+	// the same Redis), is what makes the event exist.
+	ev := testenv.UniqueID(t)
+	if r := post(t, base+"/api/queue/check/"+ev, map[string]string{"X-Me": "someone"}); r["_status"] != float64(404) || r["code"] != "unknown_event" {
+		t.Fatalf("check of an unconfigured event = %v", r)
+	}
+	req, _ := http.NewRequest("PUT", base+"/api/queue/admin/threshold/"+ev, strings.NewReader(`{"threshold":5}`))
+	req.Header.Set("Authorization", "Bearer given")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("set threshold = %d", resp.StatusCode)
+	}
+	r := post(t, base+"/api/queue/check/"+ev, map[string]string{"X-Me": "someone"})
+	if r["_status"] != float64(200) || r["status"] != "active" || r["threshold"] != float64(5) {
 		t.Fatalf("check = %v", r)
 	}
 	if r := post(t, base+"/api/queue/check/"+testenv.UniqueID(t), map[string]string{"X-User-Id": "someone"}); r["_status"] != float64(401) {

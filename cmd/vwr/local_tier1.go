@@ -13,6 +13,7 @@ import (
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
 	"github.com/vwr-go/vwr/internal/tier1/tier1app"
+	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
@@ -44,11 +45,26 @@ func init() {
 			fs.DurationVar(&tier1Flags.tick, "tier1-tick", 0,
 				"Tier 1 advancer tick, e.g. 1s for fast development (default ADVANCER_TICK_SECONDS, else 10s; 2s with -demo)")
 		},
-		Mount: mountTier1,
+		Configure: configureTier1,
+		Mount:     mountTier1,
 	})
 }
 
-func mountTier1(ctx context.Context, s *localStack) error {
+// localTier1 is what configureTier1 settles for mountTier1.
+type localTier1 struct {
+	cfg       tier1app.Config
+	tick      time.Duration
+	store     tier1store.Store
+	storeNote string
+}
+
+// tier1Setups remembers each local stack's localTier1 between Configure and Mount.
+var tier1Setups sync.Map // *localStack → *localTier1
+
+// configureTier1 opens Tier 1's store before the queue is assembled, so that
+// the queue reads its event settings (QUEUE_OPEN_EVENTS=false) from the
+// very store Tier 1 runs on, as in a deployment.
+func configureTier1(s *localStack) error {
 	cfg, err := tier1app.FromEnv(s.Env)
 	if err != nil {
 		return err
@@ -63,11 +79,23 @@ func mountTier1(ctx context.Context, s *localStack) error {
 	if err := cfg.Validate(tier1app.NoPassMinting); err != nil {
 		return err
 	}
-	log := s.Log.With("component", "tier1")
-	store, storeNote, err := localTier1Store(ctx, s, cfg)
+	store, storeNote, err := localTier1Store(context.Background(), s, cfg)
 	if err != nil {
 		return err
 	}
+	s.QueueOptions.ConfigStore = store
+	tier1Setups.Store(s, &localTier1{cfg: cfg, tick: tick, store: store, storeNote: storeNote})
+	return nil
+}
+
+func mountTier1(ctx context.Context, s *localStack) error {
+	v, ok := tier1Setups.LoadAndDelete(s)
+	if !ok {
+		return fmt.Errorf("tier1: not configured")
+	}
+	setup := v.(*localTier1)
+	cfg, tick, store, storeNote := setup.cfg, setup.tick, setup.store, setup.storeNote
+	log := s.Log.With("component", "tier1")
 	svcCfg := cfg.Service()
 	svcCfg.TickEvery, svcCfg.Logger = tick, log
 	svc := tier1.New(store, s.Tier1Keys, s.Clock, svcCfg)
@@ -116,11 +144,11 @@ func tier1Tick(cfg tier1app.Config) (time.Duration, error) {
 // localTier1Store returns the Redis store on the stack's Redis (embedded or
 // REDIS_URL) unless VWR_TIER1_STORE chose otherwise; DynamoDB tables are
 // created if missing.
-func localTier1Store(ctx context.Context, s *localStack, cfg tier1app.Config) (tier1.Store, string, error) {
+func localTier1Store(ctx context.Context, s *localStack, cfg tier1app.Config) (tier1store.Store, string, error) {
 	if cfg.Store == tier1app.StoreRedis && cfg.RedisURL == "" {
 		return redisstore.New(s.Redis), "the queue's Redis", nil
 	}
-	store, closeStore, err := tier1app.OpenStore(ctx, cfg)
+	store, closeStore, err := tier1store.Open(ctx, cfg.StoreConfig())
 	if err != nil {
 		return nil, "", err
 	}

@@ -10,7 +10,9 @@
 //  2. {event} is not ^[A-Za-z0-9_-]{1,64}$: 404 (nothing to wait for).
 //  3. Cookie urr-vwr-token verifies as a Tier 1 pass for {event}
 //     (HS256 + kid, iss vwr, aud vwr-tier1, tier 1, not expired, eid == {event}): pass.
-//  4. Otherwise: 302 to /vwr/?event={event}&return={P?Q}.
+//  4. Otherwise: 302 to /vwr/?event={event}&return={P?Q}, where P?Q must
+//     pass SafeReturn (else return is /events/{event}): the page follows
+//     only a return path this check could have built.
 package edge
 
 import (
@@ -66,6 +68,9 @@ func Decide(keys *token.KeyRing, path, rawQuery, cookie string, now time.Time) D
 	if rawQuery != "" {
 		ret += "?" + rawQuery
 	}
+	if !SafeReturn(ret, event) {
+		ret = ProtectedPrefix + event
+	}
 	q := url.Values{"event": {event}, "return": {ret}}
 	return Decision{Action: Redirect, Location: WaitingRoom + "?" + q.Encode(), EventID: event}
 }
@@ -91,7 +96,9 @@ func Middleware(keys *token.KeyRing, clk clock.Clock, next http.Handler) http.Ha
 		if c, err := r.Cookie(CookieName); err == nil {
 			cookie = c.Value
 		}
-		d := Decide(keys, r.URL.Path, r.URL.RawQuery, cookie, clk.Now())
+		// The escaped path: it is what the browser asked for, and a decoded
+		// one could turn %2F into a "//" the return check refuses.
+		d := Decide(keys, r.URL.EscapedPath(), r.URL.RawQuery, cookie, clk.Now())
 		switch d.Action {
 		case Redirect:
 			// Per-visitor answer: a shared cache must not hand it to someone with a pass.

@@ -31,6 +31,7 @@ func tier2(t testing.TB, n notify.Notifier, threshold int64) (*app.App, *httptes
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t), PoolSize: 64})
 	t.Cleanup(func() { rdb.Close() })
 	a, err := app.Open(app.Config{
+		OpenEvents:       true, // any event id, as these tests are about SQS
 		EntryTokenSecret: strings.Repeat("s", 32),
 		UserHeader:       "X-User-Id",
 		Threshold:        envconf.Positive(threshold),

@@ -274,10 +274,14 @@ type Entry struct {
 	ID        string // jti
 	IssuedAt  time.Time
 	ExpiresAt time.Time
+	// SlotEndsAt is when the admission behind the token ends; the token may
+	// expire sooner and be renewed up to it. Zero when not given.
+	SlotEndsAt time.Time
 }
 
 type entryClaims struct {
 	UserID string `json:"uid"`
+	Slot   int64  `json:"slot,omitempty"` // SlotEndsAt, unix ms
 	jwt.RegisteredClaims
 }
 
@@ -289,8 +293,13 @@ func (r *KeyRing) IssueEntry(e Entry) (string, error) {
 	if e.ID == "" {
 		e.ID = NewTokenID()
 	}
+	var slot int64
+	if !e.SlotEndsAt.IsZero() {
+		slot = e.SlotEndsAt.UnixMilli()
+	}
 	return r.sign(entryClaims{
 		UserID: e.UserID,
+		Slot:   slot,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    Issuer,
 			Audience:  jwt.ClaimStrings{AudienceEntry},
@@ -315,11 +324,15 @@ func (r *KeyRing) VerifyEntry(raw, eventID string, now time.Time) (Entry, error)
 	if eventID != "" && c.Subject != eventID {
 		return Entry{}, ErrWrongEvent
 	}
-	return Entry{
+	e := Entry{
 		EventID:   c.Subject,
 		UserID:    c.UserID,
 		ID:        c.ID,
 		IssuedAt:  c.IssuedAt.Time,
 		ExpiresAt: c.ExpiresAt.Time,
-	}, nil
+	}
+	if c.Slot > 0 {
+		e.SlotEndsAt = time.UnixMilli(c.Slot).UTC()
+	}
+	return e, nil
 }

@@ -51,6 +51,10 @@ const (
 type Identity struct {
 	UserID   string
 	Position int64
+	// EntryToken is the entry token the request carried, if any (the
+	// urr-entry-token cookie). Only a valid one for this event and user
+	// counts: it lets a holder the store lost be counted back in.
+	EntryToken string
 }
 
 // View is what check, status and heartbeat answer. Field meanings follow the
@@ -66,9 +70,14 @@ type View struct {
 	NextPoll      int // seconds
 	CurrentUsers  int64
 	Threshold     int64
-	// Set only when Status is active.
-	EntryToken string
-	ExpiresAt  time.Time
+	// Set only when Status is active. ExpiresAt is the slot's end;
+	// TokenExpiresAt the token's, which renewals move up to ExpiresAt.
+	EntryToken     string
+	ExpiresAt      time.Time
+	TokenExpiresAt time.Time
+	// RecoveringUntil is set while the event's recovery window runs: the
+	// queue lost its state and admits nobody new until then.
+	RecoveringUntil time.Time
 }
 
 // Stats is the admin view of one event.
@@ -79,7 +88,8 @@ type Stats struct {
 	Threshold           int64
 	AdmittedLastMinute  int64
 	OldestHeartbeatAge  time.Duration
-	EstimatedClearAfter int // seconds until the current line is admitted
+	EstimatedClearAfter int       // seconds until the current line is admitted
+	RecoveringUntil     time.Time // set while the recovery window runs
 }
 
 // RankEntry is one event in an admissions ranking.

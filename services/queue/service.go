@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
@@ -20,6 +21,14 @@ type Config struct {
 	ActiveTTL          time.Duration // QUEUE_ACTIVE_TTL_SECONDS, 600s
 	SeenTTL            time.Duration // QUEUE_SEEN_TTL_SECONDS, 600s
 	AdmissionBatchSize int64         // QUEUE_ADMISSION_BATCH_SIZE, 100
+	// EntryTokenTTL is how long one entry token lasts (at most the slot):
+	// the protected site renews it through heartbeat while the slot runs.
+	// QUEUE_ENTRY_TOKEN_TTL_SECONDS, 120s.
+	EntryTokenTTL time.Duration
+	// RecoveryWindow is how long admissions pause after a loss of the
+	// queue's Redis is detected (QUEUE_RECOVERY_WINDOW_SECONDS). Default:
+	// max(2 × LongestNextPoll, EntryTokenTTL + MaxClockSkew).
+	RecoveryWindow time.Duration
 }
 
 // Defaults of Config (seed §4.5).
@@ -28,7 +37,15 @@ const (
 	DefaultActiveTTL          = 600 * time.Second
 	DefaultSeenTTL            = 600 * time.Second
 	DefaultAdmissionBatchSize = 100
+	DefaultEntryTokenTTL      = 120 * time.Second
 )
+
+// MaxClockSkew is the clock difference between instances that the recovery
+// window allows for: instances must keep their clocks (NTP) within it.
+const MaxClockSkew = 5 * time.Second
+
+// LongestNextPoll is the longest nextPoll the API ever asks of a waiting page.
+const LongestNextPoll = 60 * time.Second
 
 // WithDefaults fills zero fields with the defaults.
 func (c Config) WithDefaults() Config {
@@ -43,6 +60,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.AdmissionBatchSize == 0 {
 		c.AdmissionBatchSize = DefaultAdmissionBatchSize
+	}
+	if c.EntryTokenTTL == 0 {
+		c.EntryTokenTTL = min(DefaultEntryTokenTTL, c.ActiveTTL)
+	}
+	if c.RecoveryWindow == 0 {
+		c.RecoveryWindow = max(2*LongestNextPoll, c.EntryTokenTTL+MaxClockSkew)
 	}
 	return c
 }
@@ -62,6 +85,14 @@ func (c Config) Validate() error {
 	if c.AdmissionBatchSize < 1 {
 		errs = append(errs, errors.New("QUEUE_ADMISSION_BATCH_SIZE must be positive"))
 	}
+	if c.EntryTokenTTL < time.Second || c.EntryTokenTTL > c.ActiveTTL {
+		errs = append(errs, errors.New("QUEUE_ENTRY_TOKEN_TTL_SECONDS must be from 1 to QUEUE_ACTIVE_TTL_SECONDS"))
+	}
+	if c.RecoveryWindow < c.EntryTokenTTL+MaxClockSkew {
+		// Shorter, and a token issued before a loss could outlive the pause
+		// without having been counted again.
+		errs = append(errs, fmt.Errorf("QUEUE_RECOVERY_WINDOW_SECONDS must be at least QUEUE_ENTRY_TOKEN_TTL_SECONDS + %d", int(MaxClockSkew/time.Second)))
+	}
 	return errors.Join(errs...)
 }
 
@@ -72,7 +103,7 @@ func (c Config) Validate() error {
 type Observer interface {
 	// ScriptDone reports one store operation (one Lua script on Redis):
 	// name is check, touch, leave, set_threshold, stats, ranking,
-	// active_events, lock, unlock, admit, retire, cleanup or ping.
+	// active_events, loads, lock, unlock, admit, retire, cleanup or ping.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).
@@ -103,6 +134,13 @@ type Service struct {
 	notify Notifier
 	obs    Observer
 	cfg    Config
+	// settings holds the configured events; nil means open events
+	// (QUEUE_OPEN_EVENTS=true): any valid id is an event, and its threshold
+	// is QUEUE_THRESHOLD or the override kept in the store.
+	settings *Settings
+	// epochs remembers, per event, the epoch this instance last saw in the
+	// store: finding it gone is how a lost Redis is detected.
+	epochs sync.Map // event id → epoch id
 }
 
 // New returns a Service. A nil Notifier or clock gets a no-op notifier or the
@@ -124,6 +162,61 @@ func (s *Service) SetObserver(o Observer) {
 		o = NopObserver{}
 	}
 	s.obs = o
+}
+
+// UseSettings makes the Service serve configured events only: an event
+// absent from settings, or closed, is ErrUnknownEvent, and every threshold
+// comes from settings. Call it before the Service is used.
+func (s *Service) UseSettings(settings *Settings) { s.settings = settings }
+
+// Settings returns the configured events' settings, or nil in open-events mode.
+func (s *Service) Settings() *Settings { return s.settings }
+
+// threshold is what the store is told about eventID's threshold: in
+// open-events mode the default (the store applies its override), else the
+// configured value, fixed.
+func (s *Service) threshold(eventID string) (n int64, fixed bool, err error) {
+	if s.settings == nil {
+		return s.cfg.Threshold, false, nil
+	}
+	if !s.settings.Loaded() {
+		return 0, false, fmt.Errorf("%w: event settings not loaded yet", ErrUnavailable)
+	}
+	es, ok := s.settings.Lookup(eventID)
+	if !ok || !es.Open {
+		return 0, false, ErrUnknownEvent
+	}
+	return es.Threshold, true, nil
+}
+
+// epochInput is what a per-event step needs to detect a loss of eventID's state.
+func (s *Service) epochInput(eventID string) EpochInput {
+	known, _ := s.epochs.Load(eventID)
+	k, _ := known.(string)
+	return EpochInput{Known: k, Candidate: token.NewTokenID(), Window: s.cfg.RecoveryWindow}
+}
+
+// sawEpoch remembers the epoch a step reported.
+func (s *Service) sawEpoch(eventID string, e EpochState) {
+	if e.ID != "" {
+		s.epochs.Store(eventID, e.ID)
+	}
+}
+
+// holderSlotEnd is the slot end of the entry token who presented, when it is
+// valid for eventID and the same user; zero otherwise.
+func (s *Service) holderSlotEnd(eventID string, who Identity, now time.Time) time.Time {
+	if who.EntryToken == "" {
+		return time.Time{}
+	}
+	e, err := s.keys.VerifyEntry(who.EntryToken, eventID, now)
+	if err != nil || e.UserID != who.UserID {
+		return time.Time{}
+	}
+	if e.SlotEndsAt.IsZero() {
+		return e.ExpiresAt
+	}
+	return e.SlotEndsAt
 }
 
 // unavailable wraps a store failure so callers can test for ErrUnavailable
@@ -159,6 +252,10 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
+	th, fixed, err := s.threshold(eventID)
+	if err != nil {
+		return View{}, err
+	}
 	now := s.clk.Now()
 	score := who.Position
 	if score <= 0 {
@@ -171,9 +268,13 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 		Score:            score,
 		Now:              now,
 		ActiveTTL:        s.cfg.ActiveTTL,
-		DefaultThreshold: s.cfg.Threshold,
+		DefaultThreshold: th,
+		FixedThreshold:   fixed,
+		Epoch:            s.epochInput(eventID),
+		HolderSlotEnd:    s.holderSlotEnd(eventID, who, now),
 	})
 	s.observe("check", start, err)
+	s.sawEpoch(eventID, snap.Epoch)
 	if err != nil {
 		if snap.Activated {
 			s.admitted(newAdmission(eventID, who.UserID, now, snap.ExpiresAt))
@@ -191,15 +292,29 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
+	th, fixed, err := s.threshold(eventID)
+	if err != nil {
+		return View{}, err
+	}
 	now := s.clk.Now()
 	start := time.Now()
-	snap, err := s.store.Touch(ctx, eventID, who.UserID, now, s.cfg.Threshold)
+	snap, err := s.store.Touch(ctx, eventID, who.UserID, now, th)
 	s.observe("touch", start, err)
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
 	}
+	s.sawEpoch(eventID, snap.Epoch)
 	if snap.Status == "" {
+		if !s.holderSlotEnd(eventID, who, now).IsZero() {
+			// An entry-token holder the store has lost (a flushed Redis):
+			// check counts them back in during the recovery window.
+			return s.Check(ctx, eventID, who)
+		}
 		return View{}, ErrNotQueued
+	}
+	if fixed {
+		// Touch only reports the threshold; a stale override must not show.
+		snap.Threshold = th
 	}
 	return s.view(eventID, who.UserID, now, snap)
 }
@@ -213,6 +328,9 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 		QueueSize:    snap.QueueSize,
 		CurrentUsers: snap.ActiveCount,
 		Threshold:    snap.Threshold,
+	}
+	if snap.Epoch.RecoveringUntil.After(now) {
+		v.RecoveringUntil = snap.Epoch.RecoveringUntil
 	}
 	if snap.Status == StatusQueued {
 		v.Position = snap.Rank + 1
@@ -231,17 +349,24 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	if snap.Activated {
 		s.admitted(a)
 	}
+	// A short token, renewed by every check or heartbeat while the slot
+	// runs: after a loss, the recovery window only has to outlast it.
+	tokenExp := now.Add(s.cfg.EntryTokenTTL)
+	if snap.ExpiresAt.Before(tokenExp) {
+		tokenExp = snap.ExpiresAt
+	}
 	tok, err := s.keys.IssueEntry(token.Entry{
-		EventID:   eventID,
-		UserID:    userID,
-		ID:        a.EntryJTI,
-		IssuedAt:  now,
-		ExpiresAt: snap.ExpiresAt,
+		EventID:    eventID,
+		UserID:     userID,
+		ID:         a.EntryJTI,
+		IssuedAt:   now,
+		ExpiresAt:  tokenExp,
+		SlotEndsAt: snap.ExpiresAt,
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("queue: mint entry token: %w", err)
 	}
-	v.EntryToken = tok
+	v.EntryToken, v.TokenExpiresAt = tok, tokenExp
 	return v, nil
 }
 
@@ -289,6 +414,9 @@ func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, erro
 	if err := validate(eventID, userID); err != nil {
 		return false, err
 	}
+	if _, _, err := s.threshold(eventID); err != nil {
+		return false, err
+	}
 	start := time.Now()
 	removed, err := s.store.Leave(ctx, eventID, userID)
 	s.observe("leave", start, err)
@@ -298,7 +426,9 @@ func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, erro
 	return removed, nil
 }
 
-// SetThreshold overrides the event's threshold (MinThreshold…MaxThreshold).
+// SetThreshold sets the event's threshold (MinThreshold…MaxThreshold). With
+// configured events it writes the durable ConfigStore and opens the event;
+// in open-events mode it stores an override in the queue's store.
 func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) error {
 	if !ValidID(eventID) {
 		return ErrInvalidEvent
@@ -307,7 +437,13 @@ func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) err
 		return ErrInvalidThreshold
 	}
 	start := time.Now()
-	err := s.store.SetThreshold(ctx, eventID, n)
+	var err error
+	if s.settings != nil {
+		// The durable ConfigStore, not Redis: a flush cannot undo it.
+		_, err = s.settings.Put(ctx, eventID, EventSettings{Threshold: n, Open: true})
+	} else {
+		err = s.store.SetThreshold(ctx, eventID, n)
+	}
 	s.observe("set_threshold", start, err)
 	if err != nil {
 		return unavailable("set threshold", eventID, err)
@@ -320,12 +456,19 @@ func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
 	if !ValidID(eventID) {
 		return Stats{}, ErrInvalidEvent
 	}
+	th, fixed, err := s.threshold(eventID)
+	if err != nil {
+		return Stats{}, err
+	}
 	now := s.clk.Now()
 	start := time.Now()
-	st, err := s.store.Stats(ctx, eventID, now, s.cfg.Threshold)
+	st, err := s.store.Stats(ctx, eventID, now, th)
 	s.observe("stats", start, err)
 	if err != nil {
 		return Stats{}, unavailable("stats", eventID, err)
+	}
+	if fixed {
+		st.Threshold = th
 	}
 	out := Stats{
 		EventID:             eventID,
@@ -337,6 +480,9 @@ func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
 	}
 	if !st.OldestHeartbeat.IsZero() {
 		out.OldestHeartbeatAge = max(now.Sub(st.OldestHeartbeat), 0)
+	}
+	if st.RecoveringUntil.After(now) {
+		out.RecoveringUntil = st.RecoveringUntil
 	}
 	return out, nil
 }

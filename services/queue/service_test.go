@@ -143,7 +143,8 @@ func (b *testBundle) check(t *testing.T, uid string, pos int64) queue.View {
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
 	got := queue.Config{}.WithDefaults()
-	want := queue.Config{Threshold: 1000, ActiveTTL: 600 * time.Second, SeenTTL: 600 * time.Second, AdmissionBatchSize: 100}
+	want := queue.Config{Threshold: 1000, ActiveTTL: 600 * time.Second, SeenTTL: 600 * time.Second, AdmissionBatchSize: 100,
+		EntryTokenTTL: 120 * time.Second, RecoveryWindow: 125 * time.Second}
 	if got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -211,18 +212,22 @@ func TestCheckEntersAndQueues(t *testing.T) {
 		t.Fatalf("expiry %v, want %v", first.ExpiresAt, wantExp)
 	}
 	ent, err := b.keys.VerifyEntry(first.EntryToken, b.ev, t0)
-	if err != nil || ent.UserID != "alice" || !ent.ExpiresAt.Equal(wantExp) || ent.ID == "" {
+	// The token is short (renewed by polling), and names the slot's end.
+	if err != nil || ent.UserID != "alice" || !ent.ExpiresAt.Equal(t0.Add(queue.DefaultEntryTokenTTL)) ||
+		!ent.SlotEndsAt.Equal(wantExp) || ent.ID == "" {
 		t.Fatalf("entry token: %+v, %v", ent, err)
 	}
 	if _, err := b.keys.VerifyEntry(first.EntryToken, "other-event", t0); !errors.Is(err, token.ErrWrongEvent) {
 		t.Fatalf("token passed for another event: %v", err)
 	}
 
-	// Polling later re-mints with the same expiry and notifies nobody.
+	// Polling later renews the token, never moves the slot's end, and
+	// notifies nobody.
 	b.clk.Advance(5 * time.Minute)
 	again := b.check(t, "alice", 10)
 	ent2, err := b.keys.VerifyEntry(again.EntryToken, b.ev, b.clk.Now())
-	if err != nil || !ent2.ExpiresAt.Equal(wantExp) || !again.ExpiresAt.Equal(wantExp) {
+	if err != nil || !ent2.SlotEndsAt.Equal(wantExp) || !again.ExpiresAt.Equal(wantExp) ||
+		!ent2.ExpiresAt.Equal(b.clk.Now().Add(queue.DefaultEntryTokenTTL)) {
 		t.Fatalf("re-check moved expiry: %+v, %v", ent2, err)
 	}
 	if got := b.rec.users(); fmt.Sprint(got) != "[alice]" {
@@ -653,7 +658,7 @@ func TestFlushSelfHeal(t *testing.T) {
 	t.Parallel()
 	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 9}, queue.Config{Threshold: 2})
 	const users = 30
-	b.check(t, "x", 0)
+	x := b.check(t, "x", 0)
 	b.check(t, "y", 0)
 	for _, p := range rand.Perm(users) {
 		b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1))
@@ -661,12 +666,19 @@ func TestFlushSelfHeal(t *testing.T) {
 	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	// x and y come back first and take the slots again; then everyone
-	// else, in random order, lands at their old place.
-	b.check(t, "x", 0)
-	b.check(t, "y", 0)
+	// x's site renews its entry token (heartbeat): the store lost x, so x
+	// is counted back in, and a recovery window starts.
+	v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "x", EntryToken: x.EntryToken})
+	if err != nil || v.Status != queue.StatusActive || v.RecoveringUntil.IsZero() {
+		t.Fatalf("x renewing after the flush: %+v, %v; want active and recovering", v, err)
+	}
+	// y never comes back, but its token is still valid: its slot is not
+	// handed out during the window. Everyone else, in random order, lands
+	// at their old place; nobody is admitted although a slot looks free.
 	for _, p := range rand.Perm(users) {
-		b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1))
+		if v := b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1)); v.Status != queue.StatusQueued || v.RecoveringUntil.IsZero() {
+			t.Fatalf("p%02d during the window: %+v", p+1, v)
+		}
 	}
 	for p := 1; p <= users; p++ {
 		v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: fmt.Sprintf("p%02d", p)})
@@ -674,14 +686,20 @@ func TestFlushSelfHeal(t *testing.T) {
 			t.Fatalf("p%02d after the flush: %+v, %v", p, v, err)
 		}
 	}
-	b.leave(t, "x")
-	b.leave(t, "y")
-	before := len(b.rec.users())
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	before := len(b.rec.users())
+	b.admitOnce(t, w, 0)
+	// After the window (longer than y's token could live) the free slot
+	// goes to the head of the line.
+	b.clk.Advance(queue.Config{}.WithDefaults().RecoveryWindow + time.Millisecond)
+	b.admitOnce(t, w, 1)
+	b.leave(t, "x")
 	for i := 0; i < users; i++ {
-		// Threshold 2, but x and y left: the first pass fills both slots,
-		// then each expiry frees both again.
-		b.admitOnce(t, w, min(2, users-2*i))
+		want := 2 // both slots free again after each expiry
+		if i == 0 {
+			want = 1 // x's slot, just left; p01 holds the other
+		}
+		b.admitOnce(t, w, min(want, users-(len(b.rec.users())-before)))
 		b.clk.Advance(queue.DefaultActiveTTL)
 		if len(b.rec.users())-before == users {
 			break

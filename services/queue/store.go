@@ -30,6 +30,10 @@ type Store interface {
 	Ranking(ctx context.Context, period string, now time.Time, limit int) ([]RankEntry, error)
 	// ActiveEvents lists the events the worker must visit.
 	ActiveEvents(ctx context.Context) ([]string, error)
+	// Loads reads the line size, unexpired active count and stored
+	// threshold override of many events at once (pipelined on Redis), so
+	// that the worker only visits events where there is work.
+	Loads(ctx context.Context, eventIDs []string, now time.Time) ([]EventLoad, error)
 	// Lock takes the event's admission lock for owner unless someone holds it.
 	Lock(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error)
 	// Unlock releases the lock only if owner still holds it.
@@ -63,6 +67,32 @@ type CheckInput struct {
 	Now              time.Time
 	ActiveTTL        time.Duration
 	DefaultThreshold int64
+	// FixedThreshold makes DefaultThreshold the event's threshold, ignoring
+	// any override kept in the store (events configured in a ConfigStore).
+	FixedThreshold bool
+	Epoch          EpochInput
+	// HolderSlotEnd is set when the user presented a valid entry token for
+	// this event: the end of the slot it stands for. During a recovery
+	// window such a user, missing from the active set, is counted back
+	// into it until then instead of joining the line.
+	HolderSlotEnd time.Time
+}
+
+// EpochInput is what a per-event step needs to detect a lost Redis: the
+// event's epoch this instance last saw ("" when none), a fresh id to start
+// a new epoch with, and how long a recovery window lasts.
+type EpochInput struct {
+	Known     string
+	Candidate string
+	Window    time.Duration
+}
+
+// EpochState is an event's epoch as a step found or started it.
+type EpochState struct {
+	ID string
+	// RecoveringUntil is the end of the recovery window (zero when none is
+	// running): until then no one new is admitted.
+	RecoveringUntil time.Time
 }
 
 // Snapshot is where a user stands plus the event counters a View needs, as
@@ -76,6 +106,7 @@ type Snapshot struct {
 	Threshold          int64
 	AdmittedLastMinute int64
 	ExpiresAt          time.Time // when active
+	Epoch              EpochState
 }
 
 // StoreStats are an event's raw counters.
@@ -85,6 +116,18 @@ type StoreStats struct {
 	Threshold          int64
 	AdmittedLastMinute int64
 	OldestHeartbeat    time.Time // zero when nobody is queued
+	RecoveringUntil    time.Time // zero when no recovery window runs
+}
+
+// EventLoad is one event's counters as the worker's scan reads them.
+type EventLoad struct {
+	EventID  string
+	Queued   int64
+	Active   int64 // unexpired
+	Override int64 // the stored threshold override, 0 when none
+	// RankPending says admissions wait to be added to the rankings, which
+	// the next admission pass over the event does.
+	RankPending bool
 }
 
 // AdmitInput is one admission pass over one event.
@@ -93,7 +136,9 @@ type AdmitInput struct {
 	Now              time.Time
 	ActiveTTL        time.Duration
 	DefaultThreshold int64
+	FixedThreshold   bool // as in CheckInput
 	Batch            int64
+	Epoch            EpochInput
 }
 
 // AdmitResult is what one admission pass did.
@@ -102,4 +147,5 @@ type AdmitResult struct {
 	ExpiresAt   time.Time
 	QueueSize   int64 // after the pass
 	ActiveCount int64 // after the pass
+	Epoch       EpochState
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/vwr-go/vwr/internal/token"
@@ -14,12 +15,16 @@ import (
 type WorkerConfig struct {
 	AdmissionInterval    time.Duration // QUEUE_ADMISSION_INTERVAL_MS, 1000ms
 	StaleCleanupInterval time.Duration // QUEUE_STALE_CLEANUP_INTERVAL_MS, 30000ms
+	// Parallelism bounds how many events one pass works on at once
+	// (QUEUE_WORKER_PARALLELISM, 16).
+	Parallelism int
 }
 
 // Defaults of WorkerConfig (seed §4.5).
 const (
 	DefaultAdmissionInterval    = time.Second
 	DefaultStaleCleanupInterval = 30 * time.Second
+	DefaultWorkerParallelism    = 16
 )
 
 // LockTTL bounds how long one worker may hold an event's admission lock; a
@@ -33,6 +38,9 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 	}
 	if c.StaleCleanupInterval == 0 {
 		c.StaleCleanupInterval = DefaultStaleCleanupInterval
+	}
+	if c.Parallelism == 0 {
+		c.Parallelism = DefaultWorkerParallelism
 	}
 	return c
 }
@@ -92,36 +100,107 @@ func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
 	return events, nil
 }
 
-// AdmitOnce makes one admission pass over all active events and returns how
-// many users it let in. A failing event does not stop the others; their
-// errors are joined.
+// AdmitOnce makes one admission pass and returns how many users it let in.
+// It first reads every listed event's counters in a few pipelined round
+// trips (Store.Loads), then works, at most Parallelism at a time, only on
+// events with both waiting users and free slots, plus empty ones to retire
+// and those whose direct admissions wait to be added to the rankings.
+// An event with a full active set or an empty line costs nothing but its
+// share of the scan, so thousands of listed events do not delay a freed
+// slot. A failing event does not stop the others; their errors are joined.
 func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
-	events, err := w.activeEvents(ctx)
+	loads, err := w.scan(ctx)
 	if err != nil {
 		return 0, err
 	}
-	total := 0
-	var errs []error
+	var work []string
+	for _, l := range loads {
+		th, known := w.thresholdOf(l)
+		switch {
+		case l.Queued == 0 && l.Active == 0:
+			work = append(work, l.EventID) // admit.lua drops expired actives, then retire
+		case known && l.Queued > 0 && l.Active < th, l.RankPending:
+			work = append(work, l.EventID)
+		}
+	}
+	return w.each(ctx, work, w.admitEvent)
+}
+
+// scan lists the active events and reads their counters.
+func (w *Worker) scan(ctx context.Context) ([]EventLoad, error) {
+	events, err := w.activeEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	valid := events[:0]
+	for _, ev := range events {
+		// Nothing valid ever lists an invalid id; skip rather than build keys from it.
+		if ValidID(ev) {
+			valid = append(valid, ev)
+		}
+	}
+	if len(valid) == 0 {
+		return nil, nil
+	}
+	s := w.svc
+	start := time.Now()
+	loads, err := s.store.Loads(ctx, valid, s.clk.Now())
+	s.observe("loads", start, err)
+	if err != nil {
+		return nil, unavailable("loads", "", err)
+	}
+	return loads, nil
+}
+
+// thresholdOf is the threshold the worker admits an event up to; known is
+// false for an event that is no longer configured (it is only retired once
+// empty, never admitted to).
+func (w *Worker) thresholdOf(l EventLoad) (int64, bool) {
+	s := w.svc
+	if s.settings == nil {
+		if l.Override > 0 {
+			return l.Override, true
+		}
+		return s.cfg.Threshold, true
+	}
+	th, _, err := s.threshold(l.EventID)
+	return th, err == nil
+}
+
+// each runs fn on every event, at most Parallelism at once, and sums what
+// it returns.
+func (w *Worker) each(ctx context.Context, events []string, fn func(context.Context, string) (int, error)) (int, error) {
+	var (
+		mu    sync.Mutex
+		total int
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	sem := make(chan struct{}, w.cfg.Parallelism)
 	for _, ev := range events {
 		if ctx.Err() != nil {
 			break
 		}
-		n, err := w.admitEvent(ctx, ev)
-		total += n
-		if err != nil {
-			errs = append(errs, err)
-		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n, err := fn(ctx, ev)
+			mu.Lock()
+			total += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+			mu.Unlock()
+		}()
 	}
+	wg.Wait()
 	return total, errors.Join(errs...)
 }
 
 // locked runs fn while holding eventID's admission lock and returns what fn
 // returns. When another worker holds the lock it skips the event: (0, nil).
 func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, error)) (int, error) {
-	if !ValidID(eventID) {
-		// Nothing valid ever lists it; skip rather than build keys from it.
-		return 0, nil
-	}
 	s := w.svc
 	owner := token.NewTokenID()
 	start := time.Now()
@@ -149,22 +228,34 @@ func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, err
 }
 
 func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
+	if !ValidID(eventID) {
+		return 0, nil
+	}
 	return w.locked(ctx, eventID, func() (int, error) { return w.admitLocked(ctx, eventID) })
 }
 
 // admitLocked is one admission pass over eventID, under its lock.
 func (w *Worker) admitLocked(ctx context.Context, eventID string) (int, error) {
 	s := w.svc
+	th, fixed, err := s.threshold(eventID)
+	if err != nil {
+		// No longer configured: admit nobody (threshold 0), but still drop
+		// expired actives and retire the event once it is empty.
+		th, fixed = 0, true
+	}
 	now := s.clk.Now()
 	start := time.Now()
 	res, err := s.store.Admit(ctx, AdmitInput{
 		EventID:          eventID,
 		Now:              now,
 		ActiveTTL:        s.cfg.ActiveTTL,
-		DefaultThreshold: s.cfg.Threshold,
+		DefaultThreshold: th,
+		FixedThreshold:   fixed,
 		Batch:            s.cfg.AdmissionBatchSize,
+		Epoch:            s.epochInput(eventID),
 	})
 	s.observe("admit", start, err)
+	s.sawEpoch(eventID, res.Epoch)
 	// The store may fail after its atomic step let people in (the ranking
 	// counts live outside the event's slot); those users are active, so
 	// they are reported before the error.
@@ -189,24 +280,25 @@ func (w *Worker) admitLocked(ctx context.Context, eventID string) (int, error) {
 	return len(res.Admitted), nil
 }
 
-// CleanupOnce removes, from every active event, queued users whose last
+// CleanupOnce removes, from every event with a line, queued users whose last
 // heartbeat is older than SeenTTL, and returns how many it removed. It takes
 // each event's admission lock like an admission pass and skips an event
 // another worker holds; that event is cleaned on a later pass.
 func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
-	events, err := w.activeEvents(ctx)
+	loads, err := w.scan(ctx)
 	if err != nil {
 		return 0, err
 	}
+	var work []string
+	for _, l := range loads {
+		if l.Queued > 0 {
+			work = append(work, l.EventID)
+		}
+	}
 	s := w.svc
 	cutoff := s.clk.Now().Add(-s.cfg.SeenTTL)
-	total := 0
-	var errs []error
-	for _, ev := range events {
-		if ctx.Err() != nil {
-			break
-		}
-		n, err := w.locked(ctx, ev, func() (int, error) {
+	return w.each(ctx, work, func(ctx context.Context, ev string) (int, error) {
+		return w.locked(ctx, ev, func() (int, error) {
 			start := time.Now()
 			n, err := s.store.CleanupStale(ctx, ev, cutoff)
 			s.observe("cleanup", start, err)
@@ -215,10 +307,5 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 			}
 			return n, nil
 		})
-		total += n
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return total, errors.Join(errs...)
+	})
 }

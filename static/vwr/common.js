@@ -15,27 +15,31 @@ export function eventPath(event) {
 }
 
 /**
- * safeReturn keeps a ?return= value only when it is a same-origin relative
- * path, else it falls back to the event page. This is what stops the waiting
- * page from being used as an open redirect: "//evil", "/\evil", "https:…",
- * "javascript:…" and control characters are all refused.
+ * safeReturn keeps a ?return= value only when it is a path the edge check
+ * could have built for this event, else it falls back to the event page.
+ * This is what stops the waiting page from being an open redirect. The
+ * value must be printable ASCII without backslashes, encoded dots, slashes
+ * or backslashes, or characters the URL parser would re-encode; it must
+ * equal its own normalisation (so no dot segments survive), stay on this
+ * origin, lie under /events/{event}, and have no "//" in its path.
+ * internal/edge.SafeReturn applies the same rule on the server, and
+ * internal/edge/testdata/return-paths.json is the battery both pass.
  */
 export function safeReturn(raw, event, origin = 'https://vwr.invalid') {
-  const fallback = eventPath(event);
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return fallback;
-  if (raw[0] !== '/' || raw[1] === '/' || raw[1] === '\\') return fallback;
-  // Browsers treat "\" as "/" and drop tabs/newlines while parsing URLs.
-  if (/[\\\u0000-\u001f\u007f]/.test(raw)) return fallback;
+  const home = eventPath(event);
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2048) return home;
+  if (!/^[\x21-\x7e]+$/.test(raw) || /[\\"'<>`{}^|[\]]/.test(raw) || /%(2e|2f|5c)/i.test(raw)) return home;
+  if (!(raw === home || ['/', '?', '#'].some((c) => raw.startsWith(home + c)))) return home;
   let u;
   try {
     u = new URL(raw, origin);
   } catch {
-    return fallback;
+    return home;
   }
-  if (u.origin !== new URL(origin).origin) return fallback;
-  // Sending people back into the waiting room would loop.
-  if (u.pathname === '/vwr' || u.pathname.startsWith('/vwr/')) return fallback;
-  return u.pathname + u.search + u.hash;
+  const norm = u.pathname + u.search + u.hash;
+  if (u.origin !== new URL(origin).origin || norm !== raw) return home;
+  if (u.pathname.includes('//') || !(u.pathname === home || u.pathname.startsWith(home + '/'))) return home;
+  return norm;
 }
 
 /** clamp bounds n to [lo, hi]. */

@@ -121,7 +121,9 @@ async function loop(gen) {
         return;
       }
       setStage('queued');
-      status(t('status.queued'));
+      // During a recovery window nobody is admitted while the line rebuilds.
+      status(t(body.recovering ? 'status.recovering' : 'status.queued'), body.recovering ? 'warn' : 'info');
+      document.body.dataset.recovering = body.recovering ? 'true' : 'false';
       render(body);
       wait = jitter(clamp(Number(body.nextPoll) || 3, 1, 60) * 1000, 0.2);
     } catch (err) {

@@ -131,6 +131,27 @@ async function hold() {
   }
 }
 
+// renew keeps the entry token alive: the queue issues short tokens (renewed
+// up to the end of the slot), so the site calls heartbeat while the visitor
+// is here. It is also how a holder is counted back in after the queue lost
+// its state (docs/tier2-store.md).
+async function renew() {
+  if (Date.now() >= expires) return;
+  try {
+    const res = await fetch(`/api/queue/heartbeat/${encodeURIComponent(event)}`, { method: 'POST', cache: 'no-store' });
+    const body = await res.json().catch(() => ({}));
+    if (res.ok && body.status !== 'active') {
+      message('Your entry pass is no longer valid. Rejoin the queue from the event page.', 'bad');
+      $('hold').disabled = true;
+      return;
+    }
+  } catch {
+    // A network blip: the token lasts well beyond the next try.
+  }
+  setTimeout(renew, 20000);
+}
+
 $('hold').addEventListener('click', hold);
 tick();
 load();
+setTimeout(renew, 20000);

@@ -11,6 +11,8 @@ import (
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/storetest"
+	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/configtest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -77,4 +79,35 @@ func TestKeysShareTheEventSlot(t *testing.T) {
 	if len(mr.Keys()) != 5 {
 		t.Errorf("keys = %v, want event, shards, position, idempotency record, active set", mr.Keys())
 	}
+}
+
+func TestQueueConfigStoreConformance(t *testing.T) {
+	t.Parallel()
+	addr := testenv.Redis(t)
+	cluster := testenv.RedisCluster(t)
+	t.Run("redis-server", func(t *testing.T) {
+		t.Parallel()
+		configtest.Run(t, func(t *testing.T) queue.ConfigStore {
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			t.Cleanup(func() { _ = rdb.Close() })
+			return redisstore.New(rdb, redisstore.WithPrefix(testenv.UniqueID(t)+":"))
+		})
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		configtest.Run(t, func(t *testing.T) queue.ConfigStore {
+			rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster})
+			t.Cleanup(func() { _ = rdb.Close() })
+			return redisstore.New(rdb, redisstore.WithPrefix(testenv.UniqueID(t)+":"))
+		})
+	})
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		configtest.Run(t, func(t *testing.T) queue.ConfigStore {
+			mr := miniredis.RunT(t)
+			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+			t.Cleanup(func() { _ = rdb.Close() })
+			return redisstore.New(rdb)
+		})
+	})
 }

@@ -2,7 +2,6 @@ package tier1app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,37 +18,17 @@ import (
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/emf"
 	"github.com/vwr-go/vwr/internal/envconf"
-	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1"
-	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
-	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
+	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 )
 
-// OpenStore builds the store c names. The AWS SDK takes region, credentials
-// and AWS_ENDPOINT_URL (moto, LocalStack) from its own chain. close releases
-// the store's connections.
+// OpenStore builds the store c names (internal/tier1/tier1store, which
+// bin/queue shares to read the queue settings from the same store). The AWS
+// SDK takes region, credentials and AWS_ENDPOINT_URL (moto, LocalStack)
+// from its own chain. close releases the store's connections.
 func OpenStore(ctx context.Context, c Config) (store tier1.Store, close func() error, err error) {
-	switch c.Store {
-	case StoreRedis:
-		if c.RedisURL == "" {
-			return nil, nil, errors.New("VWR_TIER1_REDIS_URL is required when VWR_TIER1_STORE=redis")
-		}
-		// One server, TLS, or a Cluster (redis+cluster://…): every Tier 1
-		// script touches one {event} slot.
-		rdb, err := redisconn.Vars{URL: "VWR_TIER1_REDIS_URL"}.Open(c.RedisURL, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		return redisstore.New(rdb), rdb.Close, nil
-	case StoreDynamoDB:
-		ds, err := dynamostore.New(ctx, c.Dynamo())
-		if err != nil {
-			return nil, nil, err
-		}
-		return ds, func() error { return nil }, nil
-	}
-	return nil, nil, fmt.Errorf("VWR_TIER1_STORE must be %q or %q, not %q", StoreDynamoDB, StoreRedis, c.Store)
+	return tier1store.Open(ctx, c.StoreConfig())
 }
 
 // OpenQueueAdmissions returns the reader of the SQS consumer's stats table

@@ -14,6 +14,7 @@ import (
 	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
+	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
@@ -97,6 +98,11 @@ func (c Config) Service() tier1.Config {
 		DefaultBatchSize: int64(c.DefaultBatchSize),
 		TickEvery:        c.AdvancerTick.D(),
 	}.WithDefaults()
+}
+
+// StoreConfig is the store selection, as bin/queue reads it too.
+func (c Config) StoreConfig() tier1store.Config {
+	return tier1store.Config{Store: c.Store, RedisURL: c.RedisURL, EventsTable: c.EventsTable, PositionsTable: c.PositionsTable}
 }
 
 // Dynamo is the DynamoDB store's table configuration.

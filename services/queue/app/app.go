@@ -14,6 +14,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/redisconn"
+	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/gate"
@@ -37,6 +38,9 @@ type Options struct {
 	Clock clock.Clock
 	// Logger gets JSON request and worker logs; nil means slog.Default().
 	Logger *slog.Logger
+	// ConfigStore holds the event settings when events must be configured
+	// (QUEUE_OPEN_EVENTS=false); nil opens Tier 1's store from Config.Tier1.
+	ConfigStore queue.ConfigStore
 }
 
 // App is an assembled Tier 2 runtime.
@@ -46,32 +50,42 @@ type App struct {
 	Store     *redisstore.Store
 	Service   *queue.Service
 	Worker    *queue.Worker
+	Settings  *queue.Settings // nil with QUEUE_OPEN_EVENTS=true
 	Metrics   *httpapi.Metrics
 	API       *httpapi.API
 	Gate      *gate.Gate
 	EntryKeys *token.KeyRing
 	Tier1Keys *token.KeyRing // nil when VWR_TIER1_TOKEN_KEYS is unset
 	Log       *slog.Logger
+	// Clock is the injected clock, or the wall clock shifted to agree with
+	// Redis TIME (see ClockSync).
+	Clock clock.Clock
 
-	ownsRedis bool
+	offset     *clock.Offset // nil when a clock was injected
+	ownsRedis  bool
+	closeTier1 func() error
 }
 
 // Open validates cfg (after WithDefaults) and builds the runtime. It does not
 // contact Redis; /healthz does.
 func Open(cfg Config, opts Options) (*App, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.validate(opts.Redis == nil); err != nil {
+	if err := cfg.validate(opts.Redis == nil, !cfg.OpenEvents && opts.ConfigStore == nil); err != nil {
 		return nil, err
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
 	clk := opts.Clock
 	if clk == nil {
-		clk = clock.System{}
+		// Every instance takes "now" from the wall clock shifted to Redis
+		// TIME, so that they agree on expiries and recovery windows.
+		a.offset = clock.NewOffset(clock.System{})
+		clk = a.offset
 	}
-	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
+	a.Clock = clk
 	if a.Redis == nil {
 		rdb, err := redisconn.Open(cfg.RedisURL, cfg.RedisClusterAddrs)
 		if err != nil {
@@ -93,6 +107,19 @@ func Open(cfg Config, opts Options) (*App, error) {
 	a.Store = redisstore.New(a.Redis, redisstore.Options{Prefix: opts.KeyPrefix})
 	a.Service = queue.New(a.Store, a.EntryKeys, clk, opts.Notifier, cfg.Queue())
 	a.Service.SetObserver(a.Metrics)
+	if !cfg.OpenEvents {
+		cs := opts.ConfigStore
+		if cs == nil {
+			store, closeStore, err := tier1store.Open(context.Background(), cfg.Tier1)
+			if err != nil {
+				a.Close()
+				return nil, err
+			}
+			cs, a.closeTier1 = store, closeStore
+		}
+		a.Settings = queue.NewSettings(cs, cfg.SettingsRefresh.D(), log.With("component", "settings"))
+		a.Service.UseSettings(a.Settings)
+	}
 	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), log.With("component", "worker"))
 	a.API = httpapi.New(a.Service, httpapi.Config{
 		Tier1Keys:    a.Tier1Keys,
@@ -119,12 +146,48 @@ func Open(cfg Config, opts Options) (*App, error) {
 // Handler is the whole Tier 2 HTTP surface with a JSON 404 fallback.
 func (a *App) Handler() http.Handler { return a.API.Handler() }
 
-// Close releases the Redis client when App dialled it.
+// Close releases the clients App dialled.
 func (a *App) Close() error {
-	if a.ownsRedis {
-		return a.Redis.Close()
+	var errs []error
+	if a.closeTier1 != nil {
+		errs = append(errs, a.closeTier1())
 	}
-	return nil
+	if a.ownsRedis {
+		errs = append(errs, a.Redis.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Jobs are the background loops an instance runs beside its HTTP server:
+// the admission worker and, with configured events, the settings refresh.
+func (a *App) Jobs() []func(context.Context) {
+	jobs := []func(context.Context){a.Worker.Run}
+	if a.Settings != nil {
+		jobs = append(jobs, a.Settings.Run)
+	}
+	if a.offset != nil {
+		jobs = append(jobs, a.clockSync)
+	}
+	return jobs
+}
+
+// ClockSyncInterval is how often an instance re-measures its offset to Redis TIME.
+const ClockSyncInterval = 10 * time.Second
+
+// clockSync keeps the offset to Redis TIME current until ctx is done.
+func (a *App) clockSync(ctx context.Context) {
+	t := time.NewTicker(ClockSyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.offset.Sync(ctx, a.Store.Time); err != nil && ctx.Err() == nil {
+				a.Log.Warn("clock offset to Redis not measured; keeping the last one", "err", err.Error())
+			}
+		}
+	}
 }
 
 // Warnings lists configuration that is legal but probably not intended, for
@@ -197,6 +260,17 @@ func (a *App) Preload(ctx context.Context) {
 	if err := a.Store.Load(lctx); err != nil {
 		a.Log.Warn("redis scripts not preloaded; the first calls will send them", "err", err.Error())
 	}
+	if a.offset != nil {
+		if err := a.offset.Sync(lctx, a.Store.Time); err != nil {
+			a.Log.Warn("clock offset to Redis not measured yet", "err", err.Error())
+		}
+	}
+	if a.Settings != nil {
+		// Until a first read succeeds every visitor gets 503, not a wrong 404.
+		if err := a.Settings.Refresh(lctx); err != nil {
+			a.Log.Warn("event settings not loaded yet; retrying every refresh", "err", err.Error())
+		}
+	}
 }
 
 // Run listens on Config.Addr and serves the API plus the admission worker
@@ -208,5 +282,5 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	a.Preload(ctx)
 	a.Log.Info("tier 2 queue listening", "addr", ln.Addr().String(), "redis", redisconn.Describe(a.Redis))
-	return Serve(ctx, ln, a.Handler(), a.Log, a.Worker.Run)
+	return Serve(ctx, ln, a.Handler(), a.Log, a.Jobs()...)
 }

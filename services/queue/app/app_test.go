@@ -42,7 +42,7 @@ func TestFromEnvDefaults(t *testing.T) {
 		t.Fatalf("defaults = %+v, queue %+v, worker %+v", c, q, w)
 	}
 	// The gate owns its default prefixes.
-	a, err := Open(Config{EntryTokenSecret: secret}, Options{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})})
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret}, Options{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestFromEnvReadsEverything(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
 	}
-	if err := c.WithDefaults().validate(true); err != nil {
+	if err := c.WithDefaults().validate(true, true); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
 }
@@ -165,7 +165,7 @@ func TestOpenServesAndShutsDownGracefully(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
 	t.Cleanup(func() { rdb.Close() })
 	n := &notes{}
-	a, err := Open(Config{EntryTokenSecret: secret, UserHeader: "X-User-Id", AdminToken: "adm"}, Options{
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, UserHeader: "X-User-Id", AdminToken: "adm"}, Options{
 		Redis: rdb, KeyPrefix: testenv.UniqueID(t) + ":", Notifier: n, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -244,7 +244,7 @@ func TestOpenServesAndShutsDownGracefully(t *testing.T) {
 
 func TestGateFromConfig(t *testing.T) {
 	t.Parallel()
-	a, err := Open(Config{EntryTokenSecret: secret, GatePrefixes: []string{"/book/"}, GateBypassSecret: "edge"},
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, GatePrefixes: []string{"/book/"}, GateBypassSecret: "edge"},
 		Options{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})})
 	if err != nil {
 		t.Fatal(err)

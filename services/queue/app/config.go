@@ -12,6 +12,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/envconf"
+	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 )
@@ -37,6 +38,18 @@ type Config struct {
 	AdmissionInterval    envconf.Millis   `env:"QUEUE_ADMISSION_INTERVAL_MS"`
 	AdmissionBatchSize   envconf.Positive `env:"QUEUE_ADMISSION_BATCH_SIZE"`
 	StaleCleanupInterval envconf.Millis   `env:"QUEUE_STALE_CLEANUP_INTERVAL_MS"`
+	WorkerParallelism    envconf.Positive `env:"QUEUE_WORKER_PARALLELISM"`
+	EntryTokenTTL        envconf.Seconds  `env:"QUEUE_ENTRY_TOKEN_TTL_SECONDS"`
+	RecoveryWindow       envconf.Seconds  `env:"QUEUE_RECOVERY_WINDOW_SECONDS"`
+
+	// OpenEvents keeps the drop-in behaviour: any valid event id is an
+	// event and its threshold override lives in the queue's Redis (lost
+	// with it). Off, only events configured in Tier 1's store exist.
+	OpenEvents      bool           `env:"QUEUE_OPEN_EVENTS"`
+	SettingsRefresh envconf.Millis `env:"QUEUE_SETTINGS_REFRESH_MS"`
+	// Tier1 names the store the event settings live in: Tier 1's, chosen
+	// by the same variables as Tier 1 itself.
+	Tier1 tier1store.Config
 
 	GatePrefixes     envconf.List `env:"QUEUE_GATE_PREFIXES"`
 	GateUserHeader   string       `env:"QUEUE_GATE_USER_HEADER"`
@@ -73,6 +86,8 @@ func (c Config) Queue() queue.Config {
 		ActiveTTL:          c.ActiveTTL.D(),
 		SeenTTL:            c.SeenTTL.D(),
 		AdmissionBatchSize: int64(c.AdmissionBatchSize),
+		EntryTokenTTL:      c.EntryTokenTTL.D(),
+		RecoveryWindow:     c.RecoveryWindow.D(),
 	}.WithDefaults()
 }
 
@@ -81,13 +96,20 @@ func (c Config) Worker() queue.WorkerConfig {
 	return queue.WorkerConfig{
 		AdmissionInterval:    c.AdmissionInterval.D(),
 		StaleCleanupInterval: c.StaleCleanupInterval.D(),
+		Parallelism:          int(c.WorkerParallelism),
 	}.WithDefaults()
 }
 
 // validate reports every problem at once, each naming its variable. Redis
-// settings are only required when no client is injected.
-func (c Config) validate(needRedis bool) error {
+// settings are only required when no client is injected, the Tier 1 store
+// only when events must be configured and no ConfigStore is injected.
+func (c Config) validate(needRedis, needTier1 bool) error {
 	var errs []error
+	if needTier1 {
+		if err := c.Tier1.WithDefaults().Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if needRedis && c.RedisURL == "" && len(c.RedisClusterAddrs) == 0 {
 		errs = append(errs, errors.New("REDIS_URL is required (e.g. redis://127.0.0.1:6379/0; for a Redis Cluster, REDIS_CLUSTER_ADDRS=host:port,… or REDIS_URL=redis+cluster://host:port,…)"))
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -24,7 +25,7 @@ func TestPreloadWarmsTheScriptCache(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	h := &redistrips.Hook{}
 	rdb.AddHook(h)
-	a, err := Open(Config{EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.DiscardHandler)})
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +48,32 @@ func TestPreloadWithRedisDownOnlyWarns(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
 	var logs bytes.Buffer
-	a, err := Open(Config{EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Preload(context.Background())
 	if !strings.Contains(logs.String(), "redis scripts not preloaded") {
 		t.Fatalf("no warning logged:\n%s", logs.String())
+	}
+}
+
+// TestClockFollowsRedisTime: without an injected clock, an instance's "now"
+// is its wall clock shifted to Redis TIME, measured at start (and every
+// ClockSyncInterval), so instances with drifting clocks still agree.
+func TestClockFollowsRedisTime(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	ahead := time.Now().Add(time.Hour)
+	mr.SetTime(ahead)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, UserHeader: "X-User-Id"}, Options{Redis: rdb, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Preload(context.Background())
+	if d := a.Clock.Now().Sub(ahead); d < -time.Second || d > time.Second {
+		t.Fatalf("instance clock is %v from Redis TIME, want within 1s", d)
 	}
 }

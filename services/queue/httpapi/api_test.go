@@ -52,11 +52,12 @@ func TestCheckAdmitsAndSetsEntryCookie(t *testing.T) {
 				t.Fatalf("no %s cookie: %v", httpapi.EntryCookie, r.header)
 			}
 			if c.Value != r.str("entryToken") || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode ||
-				c.Path != "/" || c.MaxAge != int(activeTTL/time.Second) || c.Secure != secure {
+				c.Path != "/" || c.MaxAge != int(queue.DefaultEntryTokenTTL/time.Second) || c.Secure != secure {
 				t.Fatalf("cookie = %+v (raw %q)", c, r.header.Get("Set-Cookie"))
 			}
 
-			// Polling neither extends the slot nor the cookie: Max-Age shrinks.
+			// Polling renews the token (and its cookie) but never extends the
+			// slot; near the slot's end the cookie dies with it.
 			b.clk.Advance(100 * time.Second)
 			for _, path := range []string{"POST /api/queue/check/", "GET /api/queue/status/", "POST /api/queue/heartbeat/"} {
 				method, p, _ := strings.Cut(path, " ")
@@ -64,9 +65,14 @@ func TestCheckAdmitsAndSetsEntryCookie(t *testing.T) {
 				if r2.status != 200 || r2.str("status") != "active" || r2.str("expiresAt") != r.str("expiresAt") {
 					t.Fatalf("%s after 100s = %v, want same expiresAt %s", path, r2, r.str("expiresAt"))
 				}
-				if r2.cookie == nil || r2.cookie.MaxAge != int(activeTTL/time.Second)-100 {
-					t.Fatalf("%s cookie = %+v, want Max-Age %d", path, r2.cookie, int(activeTTL/time.Second)-100)
+				if r2.cookie == nil || r2.cookie.MaxAge != int(queue.DefaultEntryTokenTTL/time.Second) {
+					t.Fatalf("%s cookie = %+v, want Max-Age %d (renewed)", path, r2.cookie, int(queue.DefaultEntryTokenTTL/time.Second))
 				}
+			}
+			b.clk.Advance(activeTTL - 100*time.Second - 30*time.Second)
+			r3 := b.do(t, "POST", "/api/queue/heartbeat/"+ev, bearer(b.pass(t, ev, "alice", 7)), nil)
+			if r3.cookie == nil || r3.cookie.MaxAge != 30 || r3.str("expiresAt") != r.str("expiresAt") {
+				t.Fatalf("30 s before the slot ends: %v, cookie %+v; want Max-Age 30", r3, r3.cookie)
 			}
 		})
 	}

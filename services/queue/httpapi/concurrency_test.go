@@ -178,7 +178,7 @@ func TestConcurrentAdmission(t *testing.T) {
 			pos := posOf(t, ad.UserID)
 			r := check(ad.UserID, pos)
 			if r.status != 200 || r.str("status") != "active" || r.cookie == nil ||
-				r.cookie.MaxAge != int(activeTTL/time.Second) {
+				r.cookie.MaxAge != int(queue.DefaultEntryTokenTTL/time.Second) {
 				t.Errorf("admitted %s: check = %v", ad.UserID, r)
 				return
 			}
@@ -236,8 +236,9 @@ func reportedActive(base, ev string) (int64, bool) {
 	return body.CurrentUsers, true
 }
 
-// admitPasses is how many admission passes over an event m has seen end
-// (the worker reports each as one "admit" store call).
+// admitPasses is how many admission passes (each begins with the pipelined
+// scan of the listed events) m has seen end
+// ("loads" store calls; the stale cleanup, which scans too, is hourly here).
 func admitPasses(t *testing.T, m *httpapi.Metrics) uint64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
@@ -251,7 +252,7 @@ func admitPasses(t *testing.T, m *httpapi.Metrics) uint64 {
 		}
 		for _, s := range mf.GetMetric() {
 			for _, l := range s.GetLabel() {
-				if l.GetName() == "script" && l.GetValue() == "admit" {
+				if l.GetName() == "script" && l.GetValue() == "loads" {
 					n += s.GetHistogram().GetSampleCount()
 				}
 			}
@@ -335,12 +336,32 @@ func TestSelfHealAfterFlush(t *testing.T) {
 			t.Fatalf("FLUSHDB left %s", k)
 		}
 	}
-	arrive("after flush")
+	// The instance saw the event's epoch vanish: a recovery window starts,
+	// nobody is admitted, and everyone who comes back, in any order, is
+	// queued at their Tier 1 position.
+	all := make([]int64, 0, users)
+	for pos := int64(1); pos <= users; pos++ {
+		all = append(all, pos)
+	}
+	rand.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	parallelDo(16, all, func(pos int64) {
+		if r := check(pos); r.str("status") != "queued" || !r.flag("recovering") {
+			t.Errorf("after flush: %d = %v, want queued and recovering", pos, r)
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	for pos := int64(1); pos <= users; pos++ {
+		r := b.do(t, "GET", "/api/queue/status/"+ev, bearer(b.pass(t, ev, uid(pos), pos)), nil)
+		if r.num("position") != pos {
+			t.Fatalf("after flush: status of %d = %v, want position %d", pos, r, pos)
+		}
+	}
 
-	// The worker must have the event again: expire the actives and the
-	// next admissions are exactly positions threshold+1 … 2*threshold.
+	// Once the window is over the worker admits exactly positions 1 … threshold.
 	before := log.len()
-	clk.Advance(activeTTL + time.Millisecond)
+	clk.Advance(queue.Config{}.WithDefaults().RecoveryWindow + time.Millisecond)
 	waitFor(t, 10*time.Second, "admissions after the flush", func() bool { return log.len() >= before+threshold })
 	// A further pass must not admit more: wait until the worker has
 	// finished two more passes over the event, so one began after those
@@ -349,15 +370,15 @@ func TestSelfHealAfterFlush(t *testing.T) {
 	waitFor(t, 10*time.Second, "two more admission passes", func() bool { return admitPasses(t, b.metrics) >= passes+2 })
 	got := log.snapshot()[before:]
 	if len(got) != threshold {
-		t.Fatalf("%d admitted after expiry, want %d", len(got), threshold)
+		t.Fatalf("%d admitted after the recovery window, want %d", len(got), threshold)
 	}
 	for i, ad := range got {
-		if want := uid(int64(threshold + 1 + i)); ad.UserID != want {
+		if want := uid(int64(1 + i)); ad.UserID != want {
 			t.Fatalf("admission %d after the flush = %s, want %s", i, ad.UserID, want)
 		}
 	}
 	r := b.do(t, "GET", "/api/queue/status/"+ev, bearer(b.pass(t, ev, uid(users), users)), nil)
-	if r.num("position") != users-2*threshold {
-		t.Fatalf("last user after one generation = %v, want position %d", r, users-2*threshold)
+	if r.num("position") != users-threshold {
+		t.Fatalf("last user after the window = %v, want position %d", r, users-threshold)
 	}
 }

@@ -29,6 +29,8 @@ func failure(err error) *jsonhttp.Error {
 	switch {
 	case errors.Is(err, queue.ErrInvalidEvent):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_event_id", Message: "event id must match " + ids.Pattern}
+	case errors.Is(err, queue.ErrUnknownEvent):
+		return &jsonhttp.Error{Status: http.StatusNotFound, Code: "unknown_event", Message: "no such event: it is not configured for the queue"}
 	case errors.Is(err, queue.ErrInvalidUser):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_user_id", Message: ids.UserRule}
 	case errors.Is(err, queue.ErrInvalidThreshold):

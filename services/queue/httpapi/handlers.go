@@ -29,6 +29,10 @@ type viewBody struct {
 	Threshold     int64  `json:"threshold"`
 	EntryToken    string `json:"entryToken,omitempty"`
 	ExpiresAt     string `json:"expiresAt,omitempty"`
+	// Recovering: the queue lost its state and admits nobody new until
+	// recoveringUntil, while the line rebuilds (docs/tier2-store.md).
+	Recovering      bool   `json:"recovering"`
+	RecoveringUntil string `json:"recoveringUntil,omitempty"`
 }
 
 // statusNotInQueue is the seed's answer to status/heartbeat from someone who
@@ -126,11 +130,16 @@ func (a *API) writeView(w http.ResponseWriter, v queue.View) {
 		CurrentUsers:  v.CurrentUsers,
 		Threshold:     v.Threshold,
 	}
+	if !v.RecoveringUntil.IsZero() {
+		body.Recovering = true
+		body.RecoveringUntil = v.RecoveringUntil.UTC().Format(time.RFC3339)
+	}
 	if v.Status == queue.StatusActive && v.EntryToken != "" {
 		body.EntryToken = v.EntryToken
 		body.ExpiresAt = v.ExpiresAt.UTC().Format(time.RFC3339)
-		// Max-Age is what is left of the active slot, so the cookie dies with it.
-		left := int(math.Ceil(v.ExpiresAt.Sub(a.now()).Seconds()))
+		// Max-Age is what is left of the token, so the cookie dies with it;
+		// each renewal (check or heartbeat) sets it again.
+		left := int(math.Ceil(v.TokenExpiresAt.Sub(a.now()).Seconds()))
 		if left > 0 {
 			http.SetCookie(w, &http.Cookie{
 				Name: EntryCookie, Value: v.EntryToken, Path: "/", MaxAge: left,
@@ -191,6 +200,8 @@ type statsBody struct {
 	AdmittedLastMinute        int64  `json:"admittedLastMinute"`
 	OldestHeartbeatAgeSeconds int64  `json:"oldestHeartbeatAgeSeconds"`
 	EstimatedClearSeconds     int    `json:"estimatedClearSeconds"`
+	Recovering                bool   `json:"recovering"`
+	RecoveringUntil           string `json:"recoveringUntil,omitempty"`
 }
 
 func (a *API) stats(w http.ResponseWriter, r *http.Request) error {
@@ -203,7 +214,13 @@ func (a *API) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.cfg.Metrics.observeStats(s)
+	var until string
+	if !s.RecoveringUntil.IsZero() {
+		until = s.RecoveringUntil.UTC().Format(time.RFC3339)
+	}
 	jsonhttp.WriteJSON(w, http.StatusOK, statsBody{
+		Recovering:                until != "",
+		RecoveringUntil:           until,
 		EventID:                   ev,
 		QueueSize:                 s.QueueSize,
 		CurrentUsers:              s.CurrentUsers,

@@ -29,7 +29,7 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b3: %v", r)
 	}
 	before := b.dumpMatching(t, "*{"+evB+"}*")
-	if len(before) != 5 { // queue, active, seen, admissions, rank-pending
+	if len(before) != 6 { // queue, active, seen, admissions, rank-pending, epoch
 		t.Fatalf("setup: b has %d keys: %v", len(before), before)
 	}
 
@@ -85,9 +85,10 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b's keys changed:\nbefore %q\nafter  %q", before, after)
 	}
 	// Everyone left a: only the admission record (rate window and the
-	// ranking count no worker has drained yet) is left, in a's slot.
+	// ranking count no worker has drained yet) and the epoch are left, in
+	// a's slot.
 	got := b.dumpMatching(t, "*{"+evA+"}*")
-	if len(got) != 2 || got[b.prefix+"{"+evA+"}:admissions"] == "" || got[b.prefix+"{"+evA+"}:rank-pending"] == "" {
+	if len(got) != 3 || got[b.prefix+"{"+evA+"}:epoch"] == "" || got[b.prefix+"{"+evA+"}:admissions"] == "" || got[b.prefix+"{"+evA+"}:rank-pending"] == "" {
 		t.Fatalf("a's keys after everyone left: %q", got)
 	}
 	members, err := b.rdb.ZRange(context.Background(), b.prefix+"{"+evA+"}:admissions", 0, -1).Result()

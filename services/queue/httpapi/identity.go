@@ -29,17 +29,25 @@ func (a *API) identify(r *http.Request, eventID string) (queue.Identity, error) 
 		if !queue.ValidUser(pass.Subject) {
 			return queue.Identity{}, errInvalidToken
 		}
-		return queue.Identity{UserID: pass.Subject, Position: pass.Position}, nil
+		return queue.Identity{UserID: pass.Subject, Position: pass.Position, EntryToken: entryToken(r)}, nil
 	}
 	if a.cfg.UserHeader != "" {
 		if uid := r.Header.Get(a.cfg.UserHeader); uid != "" {
 			if !queue.ValidUser(uid) {
 				return queue.Identity{}, queue.ErrInvalidUser
 			}
-			return queue.Identity{UserID: uid}, nil
+			return queue.Identity{UserID: uid, EntryToken: entryToken(r)}, nil
 		}
 	}
 	return queue.Identity{}, errUnauthenticated
+}
+
+// entryToken is the entry-token cookie, if any; the Service verifies it.
+func entryToken(r *http.Request) string {
+	if c, err := r.Cookie(EntryCookie); err == nil {
+		return c.Value
+	}
+	return ""
 }
 
 // tier1Token finds a presented Tier 1 pass: an Authorization Bearer value,

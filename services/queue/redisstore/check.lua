@@ -7,21 +7,30 @@
 -- KEYS[5] -> {E}:admissions   ZSET "ms:uid" -> admission ms
 -- KEYS[6] -> {E}:rank-pending HASH unix second -> admissions not yet ranked
 -- KEYS[7] -> {E}:retired      STRING tombstone left by the worker's retire
+-- KEYS[8] -> {E}:epoch        HASH id, born, until: loss detection (lib.lua epoch_of)
 -- ARGV[1] -> user id
 -- ARGV[2] -> queue score (Tier 1 position, or arrival ms)
 -- ARGV[3] -> now, unix ms
 -- ARGV[4] -> active TTL ms
 -- ARGV[5] -> default threshold
 -- ARGV[6] -> rate window ms
+-- ARGV[7] -> '1': ARGV[5] is the event's threshold and KEYS[4] is ignored;
+--            '0': ARGV[5] is the default and KEYS[4] may override it
+-- ARGV[8] -> the epoch id the caller last saw for the event, or ''
+-- ARGV[9] -> a fresh epoch id, used when the epoch is missing
+-- ARGV[10] -> recovery window ms
+-- ARGV[11] -> slot end ms of a valid entry token the user presented, or 0
 --
 -- Already queued: refresh the heartbeat. Already active: nothing changes (the
--- expiry never moves). Line empty and fewer than threshold active: activate
--- until now + TTL. Otherwise queue with ARGV[2].
+-- expiry never moves). During a recovery window (see epoch_of) nobody new is
+-- admitted, but a token holder missing from active is counted back into it
+-- until ARGV[11]. Otherwise, line empty and fewer than threshold active:
+-- activate until now + TTL. Otherwise queue with ARGV[2].
 --
 -- Returns {status ("queued"|"active"), activated (0|1), rank (0-based),
 -- queue size, active count, threshold, admissions in window, expiry ms (0
 -- when queued), relist (the retired tombstone's token, or "" when there is
--- none)}. With a token the caller must SADD the event to the active set
+-- none), epoch id, recovering until ms}. With a token the caller must SADD the event to the active set
 -- again and then clear the tombstone with release.lua. The tombstone stays
 -- until then, so every check that runs before the event is listed again
 -- relists it itself.
@@ -29,7 +38,10 @@ local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
 drop_expired(KEYS[2], now)
-local th = threshold_of(KEYS[4], ARGV[5])
+local th = threshold_of(KEYS[4], ARGV[5], ARGV[7])
+local eid, untl = epoch_of(KEYS[8], ARGV[8], ARGV[9], now, tonumber(ARGV[10]))
+local recovering = now < untl
+local holder = tonumber(ARGV[11]) or 0
 
 local status, activated, rank, expires = 'queued', 0, 0, 0
 local r = redis.call('ZRANK', KEYS[1], uid)
@@ -40,7 +52,11 @@ else
   local exp = redis.call('ZSCORE', KEYS[2], uid)
   if exp then
     status, expires = 'active', tonumber(exp)
-  elseif redis.call('ZCARD', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[2]) < th then
+  elseif recovering and holder > now then
+    -- Admitted before the loss: counted again, not admitted anew.
+    status, expires = 'active', holder
+    redis.call('ZADD', KEYS[2], holder, uid)
+  elseif not recovering and redis.call('ZCARD', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[2]) < th then
     status, activated, expires = 'active', 1, now + tonumber(ARGV[4])
     redis.call('ZADD', KEYS[2], expires, uid)
     record_admission(KEYS[5], KEYS[6], uid, now, since)
@@ -52,4 +68,4 @@ else
 end
 
 local relist = redis.call('GET', KEYS[7]) or ''
-return view(status, activated, rank, KEYS, th, since, expires, relist)
+return view(status, activated, rank, KEYS, th, since, expires, relist, eid, untl)

@@ -25,6 +25,9 @@ func (k keys) admissions(ev string) string { return k.tag(ev) + ":admissions" } 
 func (k keys) rankPending(ev string) string {
 	return k.tag(ev) + ":rank-pending" // HASH unix second -> admissions not yet added to the rankings
 }
+func (k keys) epoch(ev string) string {
+	return k.tag(ev) + ":epoch" // HASH id, born ms, until ms: loss detection and the recovery window
+}
 func (k keys) retired(ev string) string {
 	return k.tag(ev) + ":retired" // STRING tombstone: the worker dropped the event from the active set
 }
@@ -46,6 +49,7 @@ func (k keys) eventKeys(ev string) []string {
 		k.admissions(ev),  // KEYS[5]
 		k.rankPending(ev), // KEYS[6]
 		k.retired(ev),     // KEYS[7]
+		k.epoch(ev),       // KEYS[8]
 	}
 }
 

@@ -1,7 +1,7 @@
 -- leave.lua: remove a user from an event's line and active set at once.
 --
--- KEYS[1..7] -> as in check.lua (queue, active, seen, threshold, admissions,
---               rank-pending, retired)
+-- KEYS[1..8] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired, epoch)
 -- ARGV[1] -> user id
 --
 -- Returns 1 when the user was queued or active, else 0.

@@ -6,8 +6,11 @@ local function drop_expired(active, now)
   redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 end
 
--- threshold_of is the event's override, else the default.
-local function threshold_of(key, default)
+-- threshold_of is the event's threshold: the caller's value when fixed is
+-- '1' (events configured in the durable ConfigStore, so a lost key changes
+-- nothing), else the override kept in key, else the default.
+local function threshold_of(key, default, fixed)
+  if fixed == '1' then return tonumber(default) end
   local v = redis.call('GET', key)
   if v then
     local n = tonumber(v)
@@ -29,10 +32,44 @@ local function record_admission(admissions, rank_pending, uid, now, since)
   redis.call('HINCRBY', rank_pending, math.floor(now / 1000), 1)
 end
 
+-- epoch_of finds or starts the event's epoch ({E}:epoch HASH id, born ms,
+-- until ms). A missing hash means the event is new or its state was lost:
+-- when the caller had seen an epoch (known ~= ''), it was lost, and a
+-- recovery window of window ms starts now. A caller that had seen another
+-- epoch than the one found learns of a loss someone else noticed first; if
+-- that someone had never seen the old epoch (a fresh instance) and started
+-- no window, the window is started from the new epoch's birth.
+-- Returns id, until (ms; 0 or past when no window runs).
+-- A caller without a candidate (candidate nil or '') only reads.
+local function epoch_of(key, known, candidate, now, window)
+  known, window = known or '', tonumber(window) or 0
+  local cur = redis.call('HMGET', key, 'id', 'born', 'until')
+  local id, born, untl = cur[1], tonumber(cur[2]), tonumber(cur[3])
+  if not id and (candidate == nil or candidate == '') then return '', 0 end
+  if not id then
+    untl = 0
+    if known ~= '' then untl = now + window end
+    redis.call('HSET', key, 'id', candidate, 'born', now, 'until', untl)
+    return candidate, untl
+  end
+  if known ~= '' and known ~= id and untl < born + window then
+    untl = born + window
+    redis.call('HSET', key, 'until', untl)
+  end
+  return id, untl
+end
+
+-- epoch_peek reads the epoch without starting one: id ('' when none), until.
+local function epoch_peek(key)
+  local cur = redis.call('HMGET', key, 'id', 'until')
+  return cur[1] or '', tonumber(cur[2]) or 0
+end
+
 -- view is the reply every user-facing script returns:
 -- {status, activated, rank, queue size, active count, threshold,
---  admitted in window, expires ms, relist token or ""}.
-local function view(status, activated, rank, keys, th, since, expires, relist)
+--  admitted in window, expires ms, relist token or "", epoch id or "",
+--  recovering until ms}.
+local function view(status, activated, rank, keys, th, since, expires, relist, eid, untl)
   return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
-    th, admitted_since(keys[5], since), expires, relist}
+    th, admitted_since(keys[5], since), expires, relist, eid, untl}
 end

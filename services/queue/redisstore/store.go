@@ -74,7 +74,13 @@ func ms(t time.Time) int64        { return t.UnixMilli() }
 func msDur(d time.Duration) int64 { return d.Milliseconds() }
 func fromMS(v int64) time.Time    { return time.UnixMilli(v).UTC() }
 func window() int64               { return msDur(queue.RateWindow) }
-func isNoScript(err error) bool   { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+func isNoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
 func wrap(op, ev string, err error) error {
 	return fmt.Errorf("redisstore: %s %s: %w", op, ev, err)
 }
@@ -88,7 +94,12 @@ func wrap(op, ev string, err error) error {
 // its user queued in an unlisted event.
 func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
 	keys := s.k.eventKeys(in.EventID)
-	args := []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window()}
+	var holder int64
+	if !in.HolderSlotEnd.IsZero() {
+		holder = ms(in.HolderSlotEnd)
+	}
+	args := []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window(), flag(in.FixedThreshold),
+		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder}
 	reply, err := s.checkPipeline(ctx, in.EventID, keys, args, true)
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
@@ -172,12 +183,15 @@ func (s *Store) Stats(ctx context.Context, eventID string, now time.Time, defaul
 	if err != nil {
 		return queue.StoreStats{}, wrap("stats", eventID, err)
 	}
-	if len(reply) != 5 {
-		return queue.StoreStats{}, wrap("stats", eventID, fmt.Errorf("reply has %d fields, want 5", len(reply)))
+	if len(reply) != 6 {
+		return queue.StoreStats{}, wrap("stats", eventID, fmt.Errorf("reply has %d fields, want 6", len(reply)))
 	}
 	st := queue.StoreStats{QueueSize: reply[0], ActiveCount: reply[1], Threshold: reply[2], AdmittedLastMinute: reply[3]}
 	if reply[4] >= 0 {
 		st.OldestHeartbeat = fromMS(reply[4])
+	}
+	if reply[5] > ms(now) {
+		st.RecoveringUntil = fromMS(reply[5])
 	}
 	return st, nil
 }
@@ -235,11 +249,12 @@ func (s *Store) Unlock(ctx context.Context, eventID, owner string) (bool, error)
 // counts (not any admission) and is reported.
 func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResult, error) {
 	reply, err := admitScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID),
-		ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, in.Batch, window()).Slice()
+		ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, in.Batch, window(), flag(in.FixedThreshold),
+		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window)).Slice()
 	if err != nil {
 		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
 	}
-	res, pending, err := parseAdmit(reply)
+	res, pending, err := parseAdmit(reply, in.Now)
 	if err != nil {
 		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
 	}
@@ -340,13 +355,18 @@ func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score i
 // parseView reads the reply of check.lua and touch.lua: the snapshot and
 // the relist token ("" for none).
 func parseView(r []any) (queue.Snapshot, string, error) {
-	if len(r) != 9 {
-		return queue.Snapshot{}, "", fmt.Errorf("reply has %d fields, want 9", len(r))
+	if len(r) != 11 {
+		return queue.Snapshot{}, "", fmt.Errorf("reply has %d fields, want 11", len(r))
 	}
 	status, ok1 := r[0].(string)
 	relist, ok2 := r[8].(string)
-	if !ok1 || !ok2 {
-		return queue.Snapshot{}, "", fmt.Errorf("status is %T and relist %T, want strings", r[0], r[8])
+	eid, ok3 := r[9].(string)
+	if !ok1 || !ok2 || !ok3 {
+		return queue.Snapshot{}, "", fmt.Errorf("status is %T, relist %T and epoch %T, want strings", r[0], r[8], r[9])
+	}
+	untl, err := asInt(r[10])
+	if err != nil {
+		return queue.Snapshot{}, "", err
 	}
 	var n [7]int64
 	for i := range n {
@@ -368,13 +388,17 @@ func parseView(r []any) (queue.Snapshot, string, error) {
 	if n[6] > 0 {
 		snap.ExpiresAt = fromMS(n[6])
 	}
+	snap.Epoch.ID = eid
+	if untl > 0 {
+		snap.Epoch.RecoveringUntil = fromMS(untl)
+	}
 	return snap, relist, nil
 }
 
 // parseAdmit reads the reply of admit.lua.
-func parseAdmit(r []any) (queue.AdmitResult, map[int64]int64, error) {
-	if len(r) < 4 {
-		return queue.AdmitResult{}, nil, fmt.Errorf("reply has %d fields, want at least 4", len(r))
+func parseAdmit(r []any, now time.Time) (queue.AdmitResult, map[int64]int64, error) {
+	if len(r) < 6 {
+		return queue.AdmitResult{}, nil, fmt.Errorf("reply has %d fields, want at least 6", len(r))
 	}
 	var head [4]int64
 	for i := range head {
@@ -385,11 +409,20 @@ func parseAdmit(r []any) (queue.AdmitResult, map[int64]int64, error) {
 		head[i] = v
 	}
 	n := int(head[3])
-	rest := r[4:]
+	eid, ok := r[4].(string)
+	untl, err := asInt(r[5])
+	if !ok || err != nil {
+		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit epoch %v %v", r[4], r[5])
+	}
+	rest := r[6:]
 	if n > len(rest) || (len(rest)-n)%2 != 0 {
 		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit reply of %d fields", len(r))
 	}
 	res := queue.AdmitResult{ExpiresAt: fromMS(head[0]), QueueSize: head[1], ActiveCount: head[2]}
+	res.Epoch.ID = eid
+	if untl > ms(now) {
+		res.Epoch.RecoveringUntil = fromMS(untl)
+	}
 	for _, v := range rest[:n] {
 		uid, ok := v.(string)
 		if !ok {
@@ -424,4 +457,61 @@ func asInt(v any) (int64, error) {
 	default:
 		return 0, fmt.Errorf("reply element is %T, want an integer", v)
 	}
+}
+
+// loadsChunk is the most events one Loads pipeline reads.
+const loadsChunk = 2000
+
+// Loads pipelines ZCARD of the line, ZCOUNT of unexpired actives, GET of
+// the threshold override and EXISTS of the pending rankings for each event: a few round trips for thousands of
+// events (on a Cluster, go-redis splits each pipeline per node). It reads
+// across slots, so the counts of different events are not one snapshot;
+// the worker only uses them to choose where to run admit.lua, which decides
+// atomically.
+func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]queue.EventLoad, error) {
+	out := make([]queue.EventLoad, 0, len(eventIDs))
+	after := "(" + strconv.FormatInt(ms(now), 10)
+	for start := 0; start < len(eventIDs); start += loadsChunk {
+		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
+		type cmds struct {
+			q, a, p *redis.IntCmd
+			th      *redis.StringCmd
+		}
+		cs := make([]cmds, len(chunk))
+		pipe := s.rdb.Pipeline()
+		for i, ev := range chunk {
+			cs[i] = cmds{
+				q:  pipe.ZCard(ctx, s.k.queue(ev)),
+				a:  pipe.ZCount(ctx, s.k.active(ev), after, "+inf"),
+				th: pipe.Get(ctx, s.k.threshold(ev)),
+				p:  pipe.Exists(ctx, s.k.rankPending(ev)),
+			}
+		}
+		_, _ = pipe.Exec(ctx) // each command's own error is checked below
+		for i, ev := range chunk {
+			thErr := cs[i].th.Err()
+			if errors.Is(thErr, redis.Nil) {
+				thErr = nil
+			}
+			if err := errors.Join(cs[i].q.Err(), cs[i].a.Err(), cs[i].p.Err(), thErr); err != nil {
+				return nil, wrap("loads", ev, err)
+			}
+			l := queue.EventLoad{EventID: ev, Queued: cs[i].q.Val(), Active: cs[i].a.Val(), RankPending: cs[i].p.Val() > 0}
+			if v, err := cs[i].th.Int64(); err == nil {
+				l.Override = v
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Time is the Redis server's clock (TIME): the one reference every instance
+// measures its clock offset against (internal/clock.Offset).
+func (s *Store) Time(ctx context.Context) (time.Time, error) {
+	t, err := s.rdb.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, wrap("time", "", err)
+	}
+	return t.UTC(), nil
 }

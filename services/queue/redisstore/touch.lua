@@ -1,8 +1,8 @@
 -- touch.lua: refresh a queued user's heartbeat and report where a queued or
 -- active user stands; join nobody.
 --
--- KEYS[1..7] -> as in check.lua (queue, active, seen, threshold, admissions,
---               rank-pending, retired)
+-- KEYS[1..8] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired, epoch)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
 -- ARGV[3] -> default threshold
@@ -10,20 +10,22 @@
 --
 -- Returns the reply of check.lua, with status "" when the user is neither
 -- queued nor active (then only the counters are meaningful), activated
--- always 0 and relist always "".
+-- always 0 and relist always "". The epoch is only read ('' when none):
+-- touch starts nothing.
 local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
 drop_expired(KEYS[2], now)
-local th = threshold_of(KEYS[4], ARGV[3])
+local th = threshold_of(KEYS[4], ARGV[3], '0')
+local eid, untl = epoch_peek(KEYS[8])
 
 local r = redis.call('ZRANK', KEYS[1], uid)
 if r then
   redis.call('ZADD', KEYS[3], now, uid)
-  return view('queued', 0, r, KEYS, th, since, 0, '')
+  return view('queued', 0, r, KEYS, th, since, 0, '', eid, untl)
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
 if exp then
-  return view('active', 0, 0, KEYS, th, since, tonumber(exp), '')
+  return view('active', 0, 0, KEYS, th, since, tonumber(exp), '', eid, untl)
 end
-return view('', 0, 0, KEYS, th, since, 0, '')
+return view('', 0, 0, KEYS, th, since, 0, '', eid, untl)

@@ -131,8 +131,10 @@ func start(t *testing.T, extra ...string) *proc {
 }
 
 // startEnv runs the binary with env plus an entry secret, the X-User-Id
-// header and a listen address on port 0, and returns once it logged the
-// address the kernel gave it.
+// header, open events (so that tests of other matters need no configured
+// event; env may say QUEUE_OPEN_EVENTS=false, the last value wins) and a
+// listen address on port 0, and returns once it logged the address the
+// kernel gave it.
 func startEnv(t *testing.T, env []string) *proc {
 	t.Helper()
 	cmd := exec.Command(build(t))
@@ -140,6 +142,7 @@ func startEnv(t *testing.T, env []string) *proc {
 		"QUEUE_ENTRY_TOKEN_SECRET=cmd-test-secret-0123456789abcdef-0123456",
 		"QUEUE_LISTEN_ADDR=127.0.0.1:0",
 		"QUEUE_USER_HEADER=X-User-Id",
+		"QUEUE_OPEN_EVENTS=true",
 	}, env...)
 	p := &proc{cmd: cmd, stderr: &syncBuf{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr

@@ -1,0 +1,76 @@
+package queue_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
+)
+
+// TestFreedSlotRefilledBesideManyListedEvents: with 20,000 other events
+// listed (half full with nobody waiting, half full with a line), the very
+// next admission pass refills a freed slot on the real event, and that pass
+// costs the listing, one pipelined scan per 2,000 events and the real
+// event's own lock, admit (with its rankings) and unlock: no round trip per listed event. Passes
+// run every QUEUE_ADMISSION_INTERVAL_MS, so a slot freed at any moment is
+// refilled within 2 intervals. (The old worker visited every listed event in
+// turn, 3 round trips each.)
+func TestFreedSlotRefilledBesideManyListedEvents(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1})
+	const others = 20_000
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < others; i += 8 {
+				ev := fmt.Sprintf("%s-o%05d", b.ev[:min(len(b.ev), 50)], i)
+				if _, err := b.svc.Check(b.ctx, ev, queue.Identity{UserID: "holder", Position: 1}); err != nil {
+					errs <- err
+					return
+				}
+				if i%2 == 1 {
+					if _, err := b.svc.Check(b.ctx, ev, queue.Identity{UserID: "waiter", Position: 2}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	// The first pass adds every event's direct admission to the rankings;
+	// after that a full event costs nothing but its share of the scan.
+	b.admitOnce(t, w, 0)
+	b.slotFreedForB(t)
+
+	if err := b.store.Load(b.ctx); err != nil { // no NOSCRIPT retries in the count
+		t.Fatal(err)
+	}
+	hook := &redistrips.Hook{}
+	b.rdb.AddHook(hook)
+	b.admitOnce(t, w, 1)
+	trips := hook.Reset()
+	if v := b.check(t, "b", 2); v.Status != queue.StatusActive {
+		t.Fatalf("b after the pass: %+v", v)
+	}
+	listed, err := b.store.ActiveEvents(b.ctx)
+	if err != nil || len(listed) != others+1 {
+		t.Fatalf("listed %d events, %v; want %d", len(listed), err, others+1)
+	}
+	// SMEMBERS + 11 scan pipelines + SET NX lock + admit + its rankings
+	// pipeline + unlock.
+	if maxTrips := 1 + (others+1+1999)/2000 + 4; len(trips) > maxTrips || trips.Scripts() != 2 {
+		t.Fatalf("the pass took %d round trips with %d scripts; want at most %d and 2 (the real event's admit and unlock)",
+			len(trips), trips.Scripts(), maxTrips)
+	}
+}
