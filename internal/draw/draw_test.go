@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/vwr-go/vwr/internal/draw"
 )
@@ -28,11 +29,16 @@ type kat struct {
 		ClientNonce draw.Hex `json:"clientNonce"`
 		H           draw.Hex `json:"h"`
 	} `json:"tickets"`
-	Sorted    []draw.Hex `json:"sorted"`
-	Root      draw.Hex   `json:"root"`
-	OrderKeys []draw.Hex `json:"orderKeys"`
-	Positions []uint32   `json:"positions"`
-	Proofs    [][]draw.Hex `json:"proofs"`
+	Sorted []draw.Hex `json:"sorted"`
+	Sale   struct {
+		EventID string    `json:"eventId"`
+		OpensAt time.Time `json:"opensAt"`
+	} `json:"sale"`
+	MerkleRoot draw.Hex     `json:"merkleRoot"`
+	Root       draw.Hex     `json:"root"`
+	OrderKeys  []draw.Hex   `json:"orderKeys"`
+	Positions  []uint32     `json:"positions"`
+	Proofs     [][]draw.Hex `json:"proofs"`
 }
 
 func toHashes(hs []draw.Hex) []draw.Hash {
@@ -79,7 +85,10 @@ func TestKnownAnswer(t *testing.T) {
 	if want := toHashes(k.Sorted); fmt.Sprint(hs) != fmt.Sprint(want) {
 		t.Errorf("sorted list differs from the vector")
 	}
-	res := draw.Run(k.Beacon.Randomness, hs)
+	res := draw.Run(draw.Sale{EventID: k.Sale.EventID, OpensAt: k.Sale.OpensAt, Round: k.Beacon.Round}, k.Beacon.Randomness, hs)
+	if !bytes.Equal(res.MerkleRoot[:], k.MerkleRoot) {
+		t.Errorf("Merkle root = %x, vector %x", res.MerkleRoot, []byte(k.MerkleRoot))
+	}
 	if !bytes.Equal(res.Root[:], k.Root) {
 		t.Errorf("root = %x, vector %x", res.Root, []byte(k.Root))
 	}
@@ -110,6 +119,8 @@ func TestWriteKnownAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := kat{Rule: draw.Rule, Chain: chain, Beacon: quicknet1000}
+	k.Sale.EventID = "kat-sale"
+	k.Sale.OpensAt = chain.TimeOf(996).Add(-time.Second) // round 1000 is the first after opensAt + 10 s
 	var hs []draw.Hash
 	for i := range 7 {
 		rid := fmt.Sprintf("kat-request-%010d", i) // 22 characters, like a real requestId
@@ -125,8 +136,11 @@ func TestWriteKnownAnswer(t *testing.T) {
 	if err := draw.SortHashes(hs); err != nil {
 		t.Fatal(err)
 	}
-	res := draw.Run(k.Beacon.Randomness, hs)
-	k.Root, k.Positions = res.Root[:], res.Positions
+	res := draw.Run(draw.Sale{EventID: k.Sale.EventID, OpensAt: k.Sale.OpensAt, Round: k.Beacon.Round}, k.Beacon.Randomness, hs)
+	if r := chain.RoundAfter(k.Sale.OpensAt.Add(10 * time.Second)); r != k.Beacon.Round {
+		t.Fatalf("vector round %d, first after opensAt+10s is %d", k.Beacon.Round, r)
+	}
+	k.MerkleRoot, k.Root, k.Positions = res.MerkleRoot[:], res.Root[:], res.Positions
 	for i, h := range hs {
 		k.Sorted = append(k.Sorted, append(draw.Hex(nil), h[:]...))
 		ok := draw.OrderKey(k.Beacon.Randomness, res.Root, h)
@@ -231,7 +245,7 @@ func TestLocateMatchesFullProof(t *testing.T) {
 	for _, n := range []int{1, 2, 1023, 1024, 1025, 3000} {
 		hs := randomHashes(t, n)
 		rnd := sha256.Sum256([]byte("r"))
-		res := draw.Run(rnd[:], hs)
+		res := draw.Run(draw.Sale{EventID: "e"}, rnd[:], hs)
 		blobs := res.Encode()
 		l := draw.LayoutFor(n)
 		if len(blobs) != 1+l.Chunks() {

@@ -2,9 +2,12 @@ package draw
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"time"
 )
@@ -19,18 +22,21 @@ const (
 // Doc is the public draw document (GET /vwr-api/vwr/draw/{eventId}). Root
 // and N appear when the list closes, Beacon and the chunk layout once drawn.
 type Doc struct {
-	Rule      string    `json:"rule"`
-	EventID   string    `json:"eventId"`
-	Status    string    `json:"status"`
-	OpensAt   time.Time `json:"opensAt"`
-	Chain     ChainInfo `json:"chain"`
-	Round     uint64    `json:"round"`
-	RoundAt   time.Time `json:"roundAt"`
-	Root      Hex       `json:"root,omitempty"`
-	N         *int64    `json:"n,omitempty"`
-	Beacon    *Beacon   `json:"beacon,omitempty"`
-	ChunkSize int       `json:"chunkSize,omitempty"`
-	Chunks    int       `json:"chunks,omitempty"`
+	Rule    string    `json:"rule"`
+	EventID string    `json:"eventId"`
+	Status  string    `json:"status"`
+	OpensAt time.Time `json:"opensAt"`
+	Chain   ChainInfo `json:"chain"`
+	Round   uint64    `json:"round"`
+	RoundAt time.Time `json:"roundAt"`
+	// MerkleRoot is the root of the sorted ticket list, Root the sale's
+	// commitment R over it (see Commit); both appear when the list closes.
+	MerkleRoot Hex     `json:"merkleRoot,omitempty"`
+	Root       Hex     `json:"root,omitempty"`
+	N          *int64  `json:"n,omitempty"`
+	Beacon     *Beacon `json:"beacon,omitempty"`
+	ChunkSize  int     `json:"chunkSize,omitempty"`
+	Chunks     int     `json:"chunks,omitempty"`
 }
 
 // Layout splits the sorted list of N tickets into chunks of ChunkSize
@@ -64,17 +70,45 @@ func (l Layout) Chunks() int { return (l.N + l.ChunkSize - 1) / l.ChunkSize }
 
 const entrySize = 32 + 4 // ticket hash, position (uint32 BE)
 
+// Sale is what the commitment R binds besides the list: the event, its
+// opening (whole seconds) and the beacon round fixed when it was scheduled.
+type Sale struct {
+	EventID string
+	OpensAt time.Time
+	Round   uint64
+}
+
+// Commit is the sale's commitment R = SHA-256(0x02 ‖ rule ‖ 0x00 ‖ eventId ‖
+// 0x00 ‖ opensAt unix s (int64 BE) ‖ round (uint64 BE) ‖ n (uint64 BE) ‖
+// Merkle root). It is published when the list closes, before the round
+// exists, and keys the order; every field of the draw document is bound to
+// it or checked against the chain.
+func Commit(s Sale, n int, merkleRoot Hash) Hash {
+	b := []byte{0x02}
+	b = append(b, Rule...)
+	b = append(b, 0)
+	b = append(b, s.EventID...)
+	b = append(b, 0)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.OpensAt.Unix()))
+	b = binary.BigEndian.AppendUint64(b, s.Round)
+	b = binary.BigEndian.AppendUint64(b, uint64(n))
+	b = append(b, merkleRoot[:]...)
+	return sha256.Sum256(b)
+}
+
 // Result is a finished draw.
 type Result struct {
-	Root      Hash
-	Sorted    []Hash   // ascending
-	Positions []uint32 // Positions[i] is Sorted[i]'s place
+	MerkleRoot Hash
+	Root       Hash     // the commitment R
+	Sorted     []Hash   // ascending
+	Positions  []uint32 // Positions[i] is Sorted[i]'s place
 }
 
 // Run draws a closed, sorted list with the beacon's randomness.
-func Run(randomness []byte, sorted []Hash) Result {
-	root := Root(sorted)
-	return Result{Root: root, Sorted: sorted, Positions: Positions(randomness, root, sorted)}
+func Run(s Sale, randomness []byte, sorted []Hash) Result {
+	mr := Root(sorted)
+	r := Commit(s, len(sorted), mr)
+	return Result{MerkleRoot: mr, Root: r, Sorted: sorted, Positions: Positions(randomness, r, sorted)}
 }
 
 // Encode writes the result as the blobs a store keeps: blob 0 is the index
@@ -202,12 +236,18 @@ type ChunkDoc struct {
 	Positions []uint32 `json:"positions"`
 }
 
-// Verify recomputes a drawn bundle: the chain info and its hash (against
-// wantChainHash when given), the beacon's BLS signature and randomness, that
-// the round came out after the opening, the root from the list, the order
+// Verify recomputes a drawn bundle: the event (against wantEvent when
+// given), the chain info and its hash (against wantChainHash when given), the beacon's BLS signature and randomness, that
+// the round came out after the opening, the Merkle root from the list, the commitment R, the order
 // and every position. Any difference is an error wrapping ErrMismatch.
-func Verify(b Bundle, wantChainHash []byte) error {
+func Verify(b Bundle, wantChainHash []byte, wantEvent string) error {
 	d := b.Draw
+	if wantEvent != "" && d.EventID != wantEvent {
+		return fmt.Errorf("%w: draw of event %q, expected %q", ErrMismatch, d.EventID, wantEvent)
+	}
+	if !d.OpensAt.Equal(d.OpensAt.Truncate(time.Second)) {
+		return fmt.Errorf("%w: opensAt %v has a fraction of a second", ErrMismatch, d.OpensAt)
+	}
 	if d.Rule != Rule {
 		return fmt.Errorf("%w: rule %q, this verifier knows %q", ErrMismatch, d.Rule, Rule)
 	}
@@ -246,14 +286,36 @@ func Verify(b Bundle, wantChainHash []byte) error {
 	if err := CheckSorted(sorted); err != nil {
 		return err
 	}
-	if root := Root(sorted); !bytes.Equal(root[:], d.Root) {
-		return fmt.Errorf("%w: root of the list %x, published %x", ErrMismatch, root, []byte(d.Root))
+	mr := Root(sorted)
+	if !bytes.Equal(mr[:], d.MerkleRoot) {
+		return fmt.Errorf("%w: Merkle root of the list %x, published %x", ErrMismatch, mr, []byte(d.MerkleRoot))
 	}
-	want := Positions(d.Beacon.Randomness, Root(sorted), sorted)
+	r := Commit(Sale{EventID: d.EventID, OpensAt: d.OpensAt, Round: d.Round}, n, mr)
+	if !bytes.Equal(r[:], d.Root) {
+		return fmt.Errorf("%w: commitment R %x, published %x", ErrMismatch, r, []byte(d.Root))
+	}
+	want := Positions(d.Beacon.Randomness, r, sorted)
 	for i := range want {
 		if want[i] != b.Positions[i] {
 			return fmt.Errorf("%w: ticket %x drawn at %d, published %d", ErrMismatch, sorted[i], want[i], b.Positions[i])
 		}
+	}
+	return nil
+}
+
+// DecodeBundle reads a bundle strictly: unknown fields and trailing data
+// are errors, so every published byte is either checked or rejected.
+func DecodeBundle(r io.Reader, b *Bundle) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(b); err != nil {
+		return fmt.Errorf("draw: bundle: %w", err)
+	}
+	if dec.More() {
+		return errors.New("draw: bundle: trailing data")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("draw: bundle: trailing data")
 	}
 	return nil
 }
