@@ -260,12 +260,6 @@ func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeu
 		EventID: eventID, OpensAt: opensAt, PrequeueFrom: prequeueFrom.UTC(),
 		Round: d.Chain.RoundAfter(opensAt.Add(d.Margin)), ChainHash: d.Chain.Hash, Now: now,
 	}
-	if err := ss.PutSchedule(ctx, sch); err != nil {
-		if errors.Is(err, ErrClosed) {
-			return SaleStatus{}, fmt.Errorf("%w: the pre-queue already closed", ErrInvalidSchedule)
-		}
-		return SaleStatus{}, unavailable("schedule", err)
-	}
 	shards := snap.Event.Shards
 	if shards == 0 {
 		shards = s.cfg.DefaultShards
@@ -273,6 +267,20 @@ func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeu
 	batch := snap.Event.BatchSize
 	if batch == 0 {
 		batch = s.cfg.DefaultBatchSize
+	}
+	if !snap.Found {
+		// Create the event (inactive) first: the schedule goes on its item.
+		st := Settings{Shards: shards, BatchSize: batch}
+		if err := s.store.Configure(ctx, eventID, st, now); err != nil {
+			s.invalidate(eventID)
+			return SaleStatus{}, unavailable("configure", err)
+		}
+	}
+	if err := ss.PutSchedule(ctx, sch); err != nil {
+		if errors.Is(err, ErrClosed) {
+			return SaleStatus{}, fmt.Errorf("%w: the pre-queue already closed", ErrInvalidSchedule)
+		}
+		return SaleStatus{}, unavailable("schedule", err)
 	}
 	if _, err := s.Activate(ctx, eventID, shards, batch); err != nil {
 		return SaleStatus{}, err
@@ -592,6 +600,25 @@ func (s *Service) DrawDoc(ctx context.Context, eventID string) (draw.Doc, error)
 	return d, nil
 }
 
+// DrawDocDrawing is DrawDoc for the public route: when the round is out and
+// no advancer has drawn yet, the first call draws (one per instance at a
+// time; the store's conditional write keeps it to one overall).
+func (s *Service) DrawDocDrawing(ctx context.Context, eventID string) (draw.Doc, error) {
+	d, err := s.DrawDoc(ctx, eventID)
+	if err != nil || d.Status != draw.StatusDrawing || d.Root == nil || s.clk.Now().Before(d.RoundAt) {
+		return d, err
+	}
+	if !s.drawing.TryLock() {
+		return d, nil
+	}
+	defer s.drawing.Unlock()
+	if _, err := s.Draw(ctx, eventID); err != nil {
+		s.cfg.Logger.Info("tier1 draw on request failed", "event", eventID, "err", err.Error())
+		return d, nil
+	}
+	return s.DrawDoc(ctx, eventID)
+}
+
 // DrawChunk is chunk j of a drawn sale's sorted list, with positions.
 func (s *Service) DrawChunk(ctx context.Context, eventID string, j int) (draw.ChunkDoc, error) {
 	st, err := s.drawnSale(ctx, eventID)
@@ -636,18 +663,6 @@ func (s *Service) checkTicket(ctx context.Context, eventID, requestID string) (C
 	}
 	sum := snap.Event.Sale
 	now := s.clk.Now()
-	if sum.Phase == SaleDrawing && !now.Before(s.cfg.Draw.Chain.TimeOf(sum.Round)) && s.drawing.TryLock() {
-		// The first call after the round draws, one per instance at a time.
-		_, err := s.Draw(ctx, eventID)
-		s.drawing.Unlock()
-		if err != nil {
-			s.cfg.Logger.Info("tier1 draw on check failed", "event", eventID, "err", err.Error())
-		}
-		if snap, err = s.fresh(ctx, eventID); err != nil {
-			return CheckResult{}, err
-		}
-		sum = snap.Event.Sale
-	}
 	switch sum.Phase {
 	case SalePrequeue:
 		return CheckResult{Phase: PhasePrequeue, Sale: &sum, TicketHash: tk.Hash, NextPoll: nextPrequeuePoll(sum.OpensAt.Sub(now))}, nil
