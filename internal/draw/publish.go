@@ -2,13 +2,16 @@ package draw
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -316,6 +319,53 @@ func DecodeBundle(r io.Reader, b *Bundle) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("draw: bundle: trailing data")
+	}
+	return nil
+}
+
+// Fetch downloads a drawn sale's published data from a Tier 1 base URL
+// (…/vwr-api): the draw document, then every chunk.
+func Fetch(ctx context.Context, hc *http.Client, base, eventID string) (Bundle, error) {
+	base = strings.TrimRight(base, "/")
+	var b Bundle
+	if err := getJSON(ctx, hc, base+"/vwr/draw/"+eventID, &b.Draw); err != nil {
+		return Bundle{}, err
+	}
+	if b.Draw.Status != StatusDrawn {
+		return Bundle{}, fmt.Errorf("draw: event %s is %q, not drawn yet", eventID, b.Draw.Status)
+	}
+	for j := range b.Draw.Chunks {
+		var c ChunkDoc
+		if err := getJSON(ctx, hc, fmt.Sprintf("%s/vwr/draw/%s/chunks/%d", base, eventID, j), &c); err != nil {
+			return Bundle{}, err
+		}
+		if c.Chunk != j || c.EventID != eventID || len(c.Tickets) != len(c.Positions) {
+			return Bundle{}, fmt.Errorf("%w: chunk %d is malformed", ErrMismatch, j)
+		}
+		b.Tickets = append(b.Tickets, c.Tickets...)
+		b.Positions = append(b.Positions, c.Positions...)
+	}
+	return b, nil
+}
+
+func getJSON(ctx context.Context, hc *http.Client, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("draw: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("draw: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("draw: GET %s: %s", url, resp.Status)
+	}
+	dec := json.NewDecoder(io.LimitReader(resp.Body, 64<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("draw: GET %s: %w", url, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,12 +23,13 @@ import (
 //   - pk=<eventId>, sk="sale": the sale (schedule, close, roots, beacon);
 //     the event item keeps its summary (salePhase, saleOpens, saleRound,
 //     saleRoot), so snapshots need no extra read;
-//   - pk=<eventId>#tBB, sk="t#<requestId>": a pre-queue ticket (h, createdAt)
-//     in bucket BB = FNV-1a(requestId) mod ticketBuckets, and sk="open" that
-//     bucket's header, which gets closed=true when the list closes. A ticket
-//     is written in one transaction with a condition check on its bucket's
-//     header, so no ticket lands after the close. Each bucket is its own
-//     partition: pre-queue writes spread over ticketBuckets partitions;
+//   - pk=<eventId>#tBB, sk="t#<requestId>": a pre-queue ticket (h,
+//     createdAt, state) in bucket BB = FNV-1a(requestId) mod ticketBuckets,
+//     and sk="open" that bucket's header, which gets closed=true when the
+//     list closes. A ticket is written pending and settled against its
+//     header (AddTicket), so no ticket is both answered and left out of the
+//     list. Each bucket is its own partition: pre-queue writes spread over
+//     ticketBuckets partitions;
 //   - pk=<eventId>#dNNNN, sk="blob": blob NNNN of the drawn order (the index,
 //     then chunks of ≤ 1,024 tickets ≈ 37 KB; the index stays ≤ 256 KB), each
 //     on its own partition and far below the 400 KB item limit.
@@ -35,10 +37,10 @@ import (
 // Positions table: requestId="tidem#<eventId>#<key>" is the first ticket of
 // an Idempotency-Key (target, h, createdAt).
 
-// ticketBuckets is the number of ticket partitions. A transaction costs 2
-// WCU per item, so a ticket is ~4 WCU on its bucket's partition (put +
-// header check): 32 buckets take ~8,000 tickets/s before per-partition
-// throttling.
+// ticketBuckets is the number of ticket partitions. A ticket costs its
+// bucket's partition 2 WCU (put, settle) and one strongly consistent read
+// of the header: 32 buckets take ~16,000 tickets/s before DynamoDB's 1,000
+// WCU/s per partition throttle.
 const ticketBuckets = 32
 
 const (
@@ -97,6 +99,7 @@ type saleItem struct {
 type ticketItem struct {
 	H         []byte `dynamodbav:"h"`
 	CreatedAt int64  `dynamodbav:"createdAt"`
+	State     string `dynamodbav:"state"` // pending, ok or void
 }
 
 // tidemRecord is a positions-table item for a pre-queue Idempotency-Key.
@@ -208,65 +211,118 @@ func copyHash(dst *draw.Hash, b []byte) error {
 	return nil
 }
 
-// AddTicket writes the ticket in one transaction with its bucket header's
-// check (and the idempotency record when there is a key). The key's record
-// is read first, so a plain retry costs one read.
+// Ticket states: a ticket is written pending, and becomes ok only if its
+// bucket is still open after the write; the closer voids what is pending.
+// Both flips are conditional on the ticket item itself, so exactly one wins.
+const (
+	statePending = "pending"
+	stateOK      = "ok"
+	stateVoid    = "void"
+)
+
+// AddTicket records a ticket without a transaction: the Idempotency-Key's
+// record first (when there is a key), then the ticket as pending, then a
+// strongly consistent read of its bucket header, then pending → ok if the
+// header is open (or → void if closed). A closer closes every header before
+// it lists, and voids the pending tickets it finds; see docs/draw.md for why
+// no ticket can be both answered and left out of the list.
 func (s *Store) AddTicket(ctx context.Context, t tier1.NewTicket) (tier1.Ticket, bool, error) {
+	tk := tier1.Ticket{EventID: t.EventID, RequestID: t.RequestID, Hash: t.Hash, CreatedAt: msTime(t.Now.UnixMilli())}
+	reused := false
 	if t.IdempotencyKey != "" {
-		if tk, ok, err := s.tidem(ctx, t.EventID, t.IdempotencyKey); err != nil || ok {
-			return tk, ok, err
+		prev, ok, err := s.tidem(ctx, t.EventID, t.IdempotencyKey)
+		if err != nil {
+			return tier1.Ticket{}, false, err
+		}
+		if !ok {
+			rec, err := attributevalue.MarshalMap(tidemRecord{
+				RequestID: tidemID(t.EventID, t.IdempotencyKey), Target: t.RequestID, H: t.Hash[:],
+				CreatedAt: t.Now.UnixMilli(), TTL: t.Now.Add(t.TTL).Unix(),
+			})
+			if err != nil {
+				return tier1.Ticket{}, false, fmt.Errorf("dynamostore: add ticket %s: %w", t.EventID, err)
+			}
+			_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+				TableName: aws.String(s.cfg.PositionsTable), Item: rec, ConditionExpression: aws.String("attribute_not_exists(requestId)"),
+			})
+			if conditionFailed(err) {
+				if prev, ok, err = s.tidem(ctx, t.EventID, t.IdempotencyKey); err == nil && !ok {
+					err = fmt.Errorf("dynamostore: idempotency record of %s vanished", t.EventID)
+				}
+			}
+			if err != nil && !conditionFailed(err) {
+				return tier1.Ticket{}, false, wrap("add ticket "+t.EventID, err)
+			}
+		}
+		if ok {
+			// A replay: the first request may have died before its ticket was
+			// settled, so settle it (a no-op when it was).
+			tk, reused = prev, true
 		}
 	}
-	tk := tier1.Ticket{EventID: t.EventID, RequestID: t.RequestID, Hash: t.Hash, CreatedAt: msTime(t.Now.UnixMilli())}
-	item, err := attributevalue.MarshalMap(ticketItem{H: t.Hash[:], CreatedAt: t.Now.UnixMilli()})
-	if err != nil {
-		return tier1.Ticket{}, false, fmt.Errorf("dynamostore: add ticket %s: %w", t.EventID, err)
-	}
-	for k, v := range s.key(ticketKey(t.EventID, t.RequestID)) {
-		item[k] = v
-	}
-	closedVal, err := vals(map[string]any{":t": true})
-	if err != nil {
+	if err := s.settleTicket(ctx, tk); err != nil {
 		return tier1.Ticket{}, false, err
 	}
-	tbl := aws.String(s.cfg.EventsTable)
-	items := []types.TransactWriteItem{
-		{ConditionCheck: &types.ConditionCheck{
-			TableName: tbl, Key: s.key(headerKey(t.EventID, bucketOf(t.RequestID))),
-			ConditionExpression:       aws.String("attribute_not_exists(closed) OR closed <> :t"),
-			ExpressionAttributeValues: closedVal,
-		}},
-		{Put: &types.Put{TableName: tbl, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}
-	if t.IdempotencyKey != "" {
-		rec, err := attributevalue.MarshalMap(tidemRecord{
-			RequestID: tidemID(t.EventID, t.IdempotencyKey), Target: t.RequestID, H: t.Hash[:],
-			CreatedAt: t.Now.UnixMilli(), TTL: t.Now.Add(t.TTL).Unix(),
-		})
-		if err != nil {
-			return tier1.Ticket{}, false, fmt.Errorf("dynamostore: add ticket %s: %w", t.EventID, err)
-		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.cfg.PositionsTable), Item: rec, ConditionExpression: aws.String("attribute_not_exists(requestId)"),
-		}})
-	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	for _, i := range failedConditions(err) {
-		switch i {
-		case 0:
-			return tier1.Ticket{}, false, tier1.ErrClosed
-		case 2: // a concurrent request with the same key won
-			prev, ok, err := s.tidem(ctx, t.EventID, t.IdempotencyKey)
-			if err == nil && !ok {
-				err = fmt.Errorf("dynamostore: idempotency record of %s vanished", t.EventID)
-			}
-			return prev, ok, err
-		}
-	}
+	return tk, reused, nil
+}
+
+// settleTicket writes tk pending unless it exists, then settles it against
+// its bucket header. It returns tier1.ErrClosed for a void ticket.
+func (s *Store) settleTicket(ctx context.Context, tk tier1.Ticket) error {
+	item, err := attributevalue.MarshalMap(ticketItem{H: tk.Hash[:], CreatedAt: tk.CreatedAt.UnixMilli(), State: statePending})
 	if err != nil {
-		return tier1.Ticket{}, false, wrap("add ticket "+t.EventID, err)
+		return fmt.Errorf("dynamostore: add ticket %s: %w", tk.EventID, err)
 	}
-	return tk, false, nil
+	for k, v := range s.key(ticketKey(tk.EventID, tk.RequestID)) {
+		item[k] = v
+	}
+	tbl := aws.String(s.cfg.EventsTable)
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: tbl, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if err != nil && !conditionFailed(err) {
+		return wrap("add ticket "+tk.EventID, err)
+	}
+	hdr, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: tbl, Key: s.key(headerKey(tk.EventID, bucketOf(tk.RequestID))), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return wrap("add ticket "+tk.EventID, err)
+	}
+	to := stateOK
+	if c, ok := hdr.Item["closed"].(*types.AttributeValueMemberBOOL); ok && c.Value {
+		to = stateVoid
+	}
+	final, err := s.flipTicket(ctx, tk.EventID, tk.RequestID, to)
+	if err != nil {
+		return err
+	}
+	if final != stateOK {
+		return tier1.ErrClosed
+	}
+	return nil
+}
+
+// flipTicket moves a pending ticket to `to` and returns the state it ends
+// in: `to`, or whatever another writer flipped it to first.
+func (s *Store) flipTicket(ctx context.Context, eventID, requestID, to string) (string, error) {
+	v, err := vals(map[string]any{":to": to, ":p": statePending})
+	if err != nil {
+		return "", err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.cfg.EventsTable), Key: s.key(ticketKey(eventID, requestID)),
+		UpdateExpression:          aws.String("SET #st = :to"),
+		ConditionExpression:       aws.String("#st = :p"),
+		ExpressionAttributeNames:  map[string]string{"#st": "state"},
+		ExpressionAttributeValues: v,
+	})
+	if err == nil {
+		return to, nil
+	}
+	if !conditionFailed(err) {
+		return "", wrap("settle ticket "+eventID, err)
+	}
+	_, state, err := s.readTicket(ctx, eventID, requestID)
+	return state, err
 }
 
 func (s *Store) tidem(ctx context.Context, eventID, key string) (tier1.Ticket, bool, error) {
@@ -294,26 +350,38 @@ func (s *Store) tidem(ctx context.Context, eventID, key string) (tier1.Ticket, b
 	return tk, true, nil
 }
 
-// Ticket reads one ticket.
+// Ticket reads one ticket; a void one (its write lost to the close) is
+// not found.
 func (s *Store) Ticket(ctx context.Context, eventID, requestID string) (tier1.Ticket, error) {
+	tk, state, err := s.readTicket(ctx, eventID, requestID)
+	if err != nil {
+		return tier1.Ticket{}, err
+	}
+	if state != stateOK {
+		return tier1.Ticket{}, tier1.ErrNotFound
+	}
+	return tk, nil
+}
+
+func (s *Store) readTicket(ctx context.Context, eventID, requestID string) (tier1.Ticket, string, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.cfg.EventsTable), Key: s.key(ticketKey(eventID, requestID)), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return tier1.Ticket{}, wrap("read ticket "+eventID, err)
+		return tier1.Ticket{}, "", wrap("read ticket "+eventID, err)
 	}
 	if len(out.Item) == 0 {
-		return tier1.Ticket{}, tier1.ErrNotFound
+		return tier1.Ticket{}, "", tier1.ErrNotFound
 	}
 	var it ticketItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return tier1.Ticket{}, fmt.Errorf("dynamostore: decode ticket %s: %w", eventID, err)
+		return tier1.Ticket{}, "", fmt.Errorf("dynamostore: decode ticket %s: %w", eventID, err)
 	}
 	tk := tier1.Ticket{EventID: eventID, RequestID: requestID, CreatedAt: msTime(it.CreatedAt)}
 	if err := copyHash(&tk.Hash, it.H); err != nil {
-		return tier1.Ticket{}, fmt.Errorf("dynamostore: ticket %s: %w", eventID, err)
+		return tier1.Ticket{}, "", fmt.Errorf("dynamostore: ticket %s: %w", eventID, err)
 	}
-	return tk, nil
+	return tk, it.State, nil
 }
 
 // CloseList flips the sale's closing flag (first tells who flipped it),
@@ -416,7 +484,8 @@ func (s *Store) bucketHashes(ctx context.Context, eventID string, b int) ([]draw
 		page, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.cfg.EventsTable),
 			KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :t)"),
-			ProjectionExpression:      aws.String("h"),
+			ProjectionExpression:      aws.String("sk, h, #st"),
+			ExpressionAttributeNames:  map[string]string{"#st": "state"},
 			ExpressionAttributeValues: v,
 			ConsistentRead:            aws.Bool(true),
 			ExclusiveStartKey:         start,
@@ -425,12 +494,25 @@ func (s *Store) bucketHashes(ctx context.Context, eventID string, b int) ([]draw
 			return nil, wrap("list tickets "+eventID, err)
 		}
 		for _, item := range page.Items {
-			var it ticketItem
+			var it struct {
+				ticketItem
+				SK string `dynamodbav:"sk"`
+			}
 			var h draw.Hash
 			if err := attributevalue.UnmarshalMap(item, &it); err != nil || copyHash(&h, it.H) != nil || len(it.H) == 0 {
 				return nil, fmt.Errorf("dynamostore: list tickets %s: malformed ticket", eventID)
 			}
-			out = append(out, h)
+			state := it.State
+			if state == statePending {
+				// Its writer has not settled it: void it, unless the writer
+				// just made it ok.
+				if state, err = s.flipTicket(ctx, eventID, strings.TrimPrefix(it.SK, ticketPrefix), stateVoid); err != nil {
+					return nil, err
+				}
+			}
+			if state == stateOK {
+				out = append(out, h)
+			}
 		}
 		if start = page.LastEvaluatedKey; len(start) == 0 {
 			return out, nil
