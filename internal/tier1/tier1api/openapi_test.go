@@ -337,8 +337,9 @@ func TestOpenAPIContract(t *testing.T) {
 	}
 	nonce := header("client-nonce", "00112233445566778899aabbccddeeff")
 	// drawnSale runs a whole sale on its own clock (the bundle's must not
-	// move under the parallel cases) and returns one ticket hash.
-	drawnSale := func(t *testing.T, b *testBundle, ev string) string {
+	// move under the parallel cases), paused so nobody is admitted, and
+	// returns one ticket's requestId and hash.
+	drawnTicket := func(t *testing.T, b *testBundle, ev string) (string, string) {
 		t.Helper()
 		ctx := context.Background()
 		clk := clock.NewManual(epoch)
@@ -347,13 +348,16 @@ func TestOpenAPIContract(t *testing.T) {
 		if _, err := own.Schedule(ctx, ev, opens, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
-		var h string
+		if _, err := own.Pause(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		var rid, h string
 		for i := range 3 {
 			res, err := own.AssignWithNonce(ctx, ev, "", []byte(fmt.Sprintf("nonce-%010d", i)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			h = fmt.Sprintf("%x", res.TicketHash)
+			rid, h = res.RequestID, fmt.Sprintf("%x", res.TicketHash)
 		}
 		clk.Set(opens.Add(time.Minute))
 		if _, err := own.Tick(ctx); err != nil {
@@ -362,6 +366,10 @@ func TestOpenAPIContract(t *testing.T) {
 		if out, err := own.Draw(ctx, ev); err != nil || (out != tier1.DrawDone && out != tier1.DrawAlready) {
 			t.Fatalf("draw: %q, %v", out, err)
 		}
+		return rid, h
+	}
+	drawnSale := func(t *testing.T, b *testBundle, ev string) string {
+		_, h := drawnTicket(t, b, ev)
 		return h
 	}
 	proofOfDrawn := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
@@ -395,15 +403,9 @@ func TestOpenAPIContract(t *testing.T) {
 			return withRequestID(at(t, "check.apigw.json", ev), res.RequestID)
 		}, status: 200, want: wantBodyHas("sale", true)},
 		{name: "check drawn ticket", fn: checkFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
-			drawnSale(t, b, ev)
-			// A late arrival after the draw holds a position like any other;
-			// the drawn tickets' own checks are covered by storetest.
-			res, err := b.svc.Assign(context.Background(), ev, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return withRequestID(at(t, "check.apigw.json", ev), res.RequestID)
-		}, status: 200},
+			rid, _ := drawnTicket(t, b, ev)
+			return withRequestID(at(t, "check.apigw.json", ev), rid)
+		}, status: 200, want: wantBodyHas("proof", true)},
 		{name: "status of a sale", fn: statusFn, req: sale("status.apigw.json"), status: 200, want: wantBodyHas("sale", true)},
 		{name: "draw document", fn: drawFn, req: sale("draw.apigw.json"), status: 200, want: wantHeader("Cache-Control", tier1api.DrawingCacheControl)},
 		{name: "draw document drawn", fn: drawFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
