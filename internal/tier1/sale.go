@@ -30,6 +30,9 @@ var (
 	ErrNoSales = errors.New("tier1: store does not support scheduled sales")
 	// ErrNotDrawn is draw data asked for before the draw.
 	ErrNotDrawn = errors.New("tier1: not drawn yet")
+	// ErrNotOpen is an arrival before the pre-queue opens (prequeueFrom):
+	// nobody is queued and nobody passes through; retry later.
+	ErrNotOpen = fmt.Errorf("%w: pre-queue not open yet", ErrUnavailable)
 )
 
 // Phases of a visitor in a scheduled sale.
@@ -89,10 +92,11 @@ const (
 
 // SaleSummary is the part of a sale every snapshot carries.
 type SaleSummary struct {
-	Phase   int
-	OpensAt time.Time
-	Round   uint64
-	Root    []byte // R, once committed
+	Phase        int
+	OpensAt      time.Time
+	PrequeueFrom time.Time // zero: open from the schedule on
+	Round        uint64
+	Root         []byte // R, once committed
 }
 
 // Public is the summary's phase as the page names it.
@@ -317,6 +321,9 @@ func (s *Service) prequeue(ctx context.Context, snap Snapshot, nonce []byte, ide
 	}
 	eventID, sum := snap.Event.ID, snap.Event.Sale
 	now := s.clk.Now()
+	if now.Before(sum.PrequeueFrom) {
+		return AssignResult{}, ErrNotOpen
+	}
 	if now.Before(sum.OpensAt) {
 		if nonce == nil {
 			return AssignResult{}, ErrNonceRequired

@@ -74,6 +74,7 @@ type eventItem struct {
 	// The scheduled sale's summary (sale.go).
 	SalePhase int    `dynamodbav:"salePhase"`
 	SaleOpens int64  `dynamodbav:"saleOpens"`
+	SaleFrom  int64  `dynamodbav:"saleFrom"`
 	SaleRound uint64 `dynamodbav:"saleRound"`
 	SaleRoot  []byte `dynamodbav:"saleRoot"`
 }
@@ -88,7 +89,8 @@ func (e eventItem) event(eventID string) tier1.Event {
 		UpdatedAt:      msTime(e.UpdatedAt),
 		TickSlot:       e.TickSlot,
 		Sale: tier1.SaleSummary{
-			Phase: e.SalePhase, OpensAt: msTime(e.SaleOpens), Round: e.SaleRound, Root: e.SaleRoot,
+			Phase: e.SalePhase, OpensAt: msTime(e.SaleOpens), PrequeueFrom: msTime(e.SaleFrom),
+			Round: e.SaleRound, Root: e.SaleRoot,
 		},
 	}
 	for _, a := range e.Advances {

@@ -21,8 +21,8 @@ import (
 
 // Scheduled sales (tier1.SaleStore) add to the events table:
 //   - pk=<eventId>, sk="sale": the sale (schedule, close, roots, beacon);
-//     the event item keeps its summary (salePhase, saleOpens, saleRound,
-//     saleRoot), so snapshots need no extra read;
+//     the event item keeps its summary (salePhase, saleOpens, saleFrom,
+//     saleRound, saleRoot), so snapshots need no extra read;
 //   - pk=<eventId>#tBB, sk="t#<requestId>": a pre-queue ticket (h,
 //     createdAt, state) in bucket BB = FNV-1a(requestId) mod ticketBuckets,
 //     and sk="open" that bucket's header, which gets closed=true when the
@@ -140,7 +140,7 @@ func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
 	if err != nil {
 		return fmt.Errorf("dynamostore: schedule %s: %w", sch.EventID, err)
 	}
-	ev, err := vals(map[string]any{":one": tier1.SalePrequeue, ":opens": sch.OpensAt.UnixMilli(), ":round": sch.Round})
+	ev, err := vals(map[string]any{":one": tier1.SalePrequeue, ":opens": sch.OpensAt.UnixMilli(), ":from": msTimeOrZero(sch.PrequeueFrom), ":round": sch.Round})
 	if err != nil {
 		return fmt.Errorf("dynamostore: schedule %s: %w", sch.EventID, err)
 	}
@@ -155,7 +155,7 @@ func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
 		}},
 		{Update: &types.Update{
 			TableName: tbl, Key: s.key(eventKey(sch.EventID)),
-			UpdateExpression:          aws.String("SET salePhase = :one, saleOpens = :opens, saleRound = :round REMOVE saleRoot"),
+			UpdateExpression:          aws.String("SET salePhase = :one, saleOpens = :opens, saleFrom = :from, saleRound = :round REMOVE saleRoot"),
 			ExpressionAttributeValues: ev,
 		}},
 	}})

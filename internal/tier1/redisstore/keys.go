@@ -33,7 +33,7 @@ func (k keys) activeEvents() string { return k.prefix + "vwr1:active-events" }
 // sale is a HASH of an event's scheduled sale: opens, from (unix ms), round,
 // chain (hex), closed, closedat, mroot, root (hex), n, drawn, bround,
 // brand, bsig (hex), drawnat. The event hash keeps a summary of it
-// (salephase, saleopens, saleround, saleroot).
+// (salephase, saleopens, salefrom, saleround, saleroot).
 func (k keys) sale(ev string) string { return k.tag(ev) + ":sale" }
 
 // tickets is a HASH requestId -> "<ticket hash hex>:<created ms>" of the

@@ -287,8 +287,8 @@ func (s *Store) DrawBlob(ctx context.Context, eventID string, i int) ([]byte, er
 }
 
 // saleSummary decodes the event hash's sale fields.
-func saleSummary(phase int, opens int64, round uint64, root string) (tier1.SaleSummary, error) {
-	sum := tier1.SaleSummary{Phase: phase, OpensAt: clock.FromUnixMilli(opens), Round: round}
+func saleSummary(phase int, opens, from int64, round uint64, root string) (tier1.SaleSummary, error) {
+	sum := tier1.SaleSummary{Phase: phase, OpensAt: clock.FromUnixMilli(opens), PrequeueFrom: clock.FromUnixMilli(from), Round: round}
 	if root != "" {
 		b, err := hex.DecodeString(root)
 		if err != nil {

@@ -13,5 +13,5 @@ if redis.call('HGET', KEYS[2], 'closed') == '1' then
   return 'closed'
 end
 redis.call('HSET', KEYS[2], 'opens', ARGV[1], 'from', ARGV[2], 'round', ARGV[3], 'chain', ARGV[4], 'closed', '0', 'scheduled', ARGV[5])
-redis.call('HSET', KEYS[1], 'salephase', 1, 'saleopens', ARGV[1], 'saleround', ARGV[3], 'saleroot', '')
+redis.call('HSET', KEYS[1], 'salephase', 1, 'saleopens', ARGV[1], 'salefrom', ARGV[2], 'saleround', ARGV[3], 'saleroot', '')
 return 'ok'

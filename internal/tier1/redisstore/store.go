@@ -85,7 +85,7 @@ func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, e
 	if err != nil {
 		return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: %w", eventID, err)
 	}
-	sale, err := saleSummary(h.SalePhase, h.SaleOpens, h.SaleRound, h.SaleRoot)
+	sale, err := saleSummary(h.SalePhase, h.SaleOpens, h.SaleFrom, h.SaleRound, h.SaleRoot)
 	if err != nil {
 		return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: %w", eventID, err)
 	}
@@ -123,6 +123,7 @@ type eventHash struct {
 	// The scheduled sale's summary (sale.go).
 	SalePhase int    `redis:"salephase"`
 	SaleOpens int64  `redis:"saleopens"`
+	SaleFrom  int64  `redis:"salefrom"`
 	SaleRound uint64 `redis:"saleround"`
 	SaleRoot  string `redis:"saleroot"`
 }

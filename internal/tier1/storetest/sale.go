@@ -75,10 +75,19 @@ func runSale(t *testing.T, f Factory) {
 			t.Fatalf("Schedule in the past: %v", err)
 		}
 
-		st, err := svc.Schedule(ctx, event, opens, time.Time{})
+		// The pre-queue opens half an hour before the sale: nobody queues
+		// (or passes through) before that.
+		st, err := svc.Schedule(ctx, event, opens, opens.Add(-30*time.Minute))
 		if err != nil {
 			t.Fatalf("Schedule: %v", err)
 		}
+		if _, err := svc.AssignWithNonce(ctx, event, "", bytes.Repeat([]byte{1}, 16)); !errors.Is(err, tier1.ErrNotOpen) {
+			t.Fatalf("arrival before prequeueFrom: %v, want ErrNotOpen", err)
+		}
+		if !st.PrequeueFrom.Equal(opens.Add(-30 * time.Minute)) {
+			t.Fatalf("PrequeueFrom = %v", st.PrequeueFrom)
+		}
+		clk.Set(opens.Add(-30 * time.Minute))
 		wantRound := dc.Chain.RoundAfter(opens.Add(dc.Margin))
 		if st.Round != wantRound || !st.OpensAt.Equal(opens) || st.Phase() != tier1.PhasePrequeue {
 			t.Fatalf("schedule = %+v, want round %d", st, wantRound)

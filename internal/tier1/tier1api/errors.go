@@ -42,6 +42,8 @@ func failure(err error) *jsonhttp.Error {
 		return &jsonhttp.Error{Status: http.StatusConflict, Code: "not_drawn", Message: "the pre-queue has not been drawn yet"}
 	case errors.Is(err, tier1.ErrNoSales):
 		return &jsonhttp.Error{Status: http.StatusNotFound, Code: "not_found", Message: "scheduled sales are not supported by this store"}
+	case errors.Is(err, tier1.ErrNotOpen):
+		return jsonhttp.Unavailable("not_open", "the pre-queue of this sale has not opened yet; retry shortly")
 	case errors.Is(err, tier1.ErrClosing):
 		return jsonhttp.Unavailable("closing", "the pre-queue is closing; retry in a second")
 	case errors.Is(err, tier1.ErrInvalidConfig):
