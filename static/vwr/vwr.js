@@ -158,6 +158,12 @@ function leave(path) {
 
 function showError(err) {
   s.failures += 1;
+  if (err instanceof ApiError && err.body?.code === 'not_open') {
+    // A scheduled sale whose pre-queue has not opened: wait calmly, no backoff.
+    status(t('err.notOpen'), 'info');
+    setStage('not-open');
+    return 10000;
+  }
   const wait = backoff(s.failures, err instanceof ApiError ? err.retryAfter : undefined);
   status(...retryNotice(t, err, Math.round(wait / 1000)));
   setStage('retrying');
