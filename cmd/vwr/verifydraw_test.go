@@ -42,7 +42,7 @@ func drawnServer(t *testing.T, ev string) (api string, chainHash string) {
 
 	opens := storetest.Epoch.Add(time.Hour)
 	code, stdout, stderr := runVWR(t, map[string]string{"VWR_ADMIN_TOKEN": token},
-		"admin", "schedule", "-url", api, "-event", ev, "-opens", opens.Format(time.RFC3339), "-prequeue-from", "10:30:00Z")
+		"admin", "schedule", "-url", api, "-event", ev, "-opens", opens.Format(time.RFC3339), "-prequeue-from", "09:30:00Z")
 	if code != exitOK || !strings.Contains(stdout, `"phase": "prequeue"`) {
 		t.Fatalf("vwr admin schedule: %d\n%s\n%s", code, stdout, stderr)
 	}
