@@ -234,8 +234,9 @@ type SaleStatus struct {
 // Schedule sets eventID to open at opensAt, with a pre-queue (from
 // prequeueFrom, or from now) drawn by the first beacon round after opensAt +
 // the margin. The event must not be active yet and must not have handed out
-// a position; scheduling activates it, so every instance that sees it active
-// also sees the schedule (written first).
+// a position (or be a sale still in its pre-queue, which this moves);
+// scheduling activates it, so every instance that sees it active also sees
+// the schedule (written first).
 func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeueFrom time.Time) (SaleStatus, error) {
 	if !ValidID(eventID) {
 		return SaleStatus{}, ErrInvalidEvent
@@ -256,7 +257,10 @@ func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeu
 	if err != nil {
 		return SaleStatus{}, err
 	}
-	if snap.Found && (snap.Event.Active || Assigned(snap.Counters, snap.Event.Shards) > 0) {
+	// A sale still in its pre-queue may be moved; otherwise the event must
+	// not be queueing yet.
+	moving := snap.Event.Sale.Phase == SalePrequeue
+	if snap.Found && !moving && (snap.Event.Active || Assigned(snap.Counters, snap.Event.Shards) > 0) {
 		return SaleStatus{}, fmt.Errorf("%w: deactivate the event, and schedule only one that has handed out no position", ErrInvalidSchedule)
 	}
 	d := s.cfg.Draw

@@ -77,9 +77,13 @@ func runSale(t *testing.T, f Factory) {
 
 		// The pre-queue opens half an hour before the sale: nobody queues
 		// (or passes through) before that.
+		if _, err := svc.Schedule(ctx, event, opens.Add(time.Hour), time.Time{}); err != nil {
+			t.Fatalf("Schedule: %v", err)
+		}
+		// Moved before it closes (the event is active now, as scheduling made it).
 		st, err := svc.Schedule(ctx, event, opens, opens.Add(-30*time.Minute))
 		if err != nil {
-			t.Fatalf("Schedule: %v", err)
+			t.Fatalf("Schedule again: %v", err)
 		}
 		if _, err := svc.AssignWithNonce(ctx, event, "", bytes.Repeat([]byte{1}, 16)); !errors.Is(err, tier1.ErrNotOpen) {
 			t.Fatalf("arrival before prequeueFrom: %v, want ErrNotOpen", err)
