@@ -138,3 +138,49 @@ test('formatWait is short and never negative', () => {
   assert.equal(formatWait(t, -1), 'Calculating…');
   assert.equal(formatWait(t, Number.NaN), 'Calculating…');
 });
+
+// The draw rule in the page (static/vwr/draw.js) against the known-answer
+// vector internal/draw's Go tests check too.
+test('draw.js agrees with internal/draw on the known-answer vector', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const d = await import('../static/vwr/draw.js');
+  const kat = JSON.parse(await readFile(new URL('../internal/draw/testdata/kat.json', import.meta.url), 'utf8'));
+  for (const tk of kat.tickets) {
+    assert.equal(d.hex(await d.ticketHash(tk.requestId, d.unhex(tk.clientNonce))), tk.h);
+  }
+  const sorted = kat.sorted.map(d.unhex);
+  const merkle = await d.merkleRoot(sorted);
+  assert.equal(d.hex(merkle), kat.merkleRoot);
+  const root = await d.commitment({ eventId: kat.sale.eventId, opensAt: kat.sale.opensAt, round: kat.beacon.round }, sorted.length, merkle);
+  assert.equal(d.hex(root), kat.root);
+  const rnd = d.unhex(kat.beacon.randomness);
+  assert.equal(d.hex(await d.sha256(d.unhex(kat.beacon.signature))), kat.beacon.randomness);
+  for (let i = 0; i < sorted.length; i += 1) {
+    assert.equal(d.hex(await d.orderKey(rnd, root, sorted[i])), kat.orderKeys[i]);
+    const proof = { index: i, n: sorted.length, siblings: kat.proofs[i].map(d.unhex) };
+    assert.equal(d.hex(await d.rootFromProof(sorted[i], proof)), kat.merkleRoot);
+  }
+  assert.deepEqual(await d.positions(rnd, root, sorted), kat.positions);
+});
+
+test('draw.js verifyPlace accepts the vector and rejects a tampered list', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const d = await import('../static/vwr/draw.js');
+  const kat = JSON.parse(await readFile(new URL('../internal/draw/testdata/kat.json', import.meta.url), 'utf8'));
+  const doc = {
+    rule: d.RULE, status: 'drawn', eventId: kat.sale.eventId, opensAt: kat.sale.opensAt, round: kat.beacon.round,
+    beacon: kat.beacon, merkleRoot: kat.merkleRoot, root: kat.root, n: kat.sorted.length,
+  };
+  const tk = kat.tickets[2];
+  const i = kat.sorted.indexOf(tk.h);
+  const receipt = {
+    requestId: tk.requestId, clientNonce: tk.clientNonce, h: tk.h, root: kat.root,
+    proof: { index: i, n: kat.sorted.length, siblings: kat.proofs[i] }, position: kat.positions[i],
+  };
+  assert.deepEqual(await d.verifyPlace(receipt, doc, kat.sorted, kat.positions), { ok: true, position: kat.positions[i] });
+  const swapped = [...kat.sorted];
+  swapped[0] = swapped[0].replace(/^./, (c) => (c === '0' ? '1' : '0'));
+  assert.equal((await d.verifyPlace(receipt, doc, swapped, kat.positions)).ok, false);
+  assert.equal((await d.verifyPlace({ ...receipt, root: '00'.repeat(32) }, doc, kat.sorted, kat.positions)).reason, 'root changed since close');
+  assert.equal((await d.verifyPlace({ ...receipt, position: receipt.position + 1 }, doc, kat.sorted, kat.positions)).ok, false);
+});

@@ -29,7 +29,7 @@ import (
 func init() {
 	register(&command{
 		name:    "admin",
-		summary: "operate an event: Tier 1 activate, deactivate, pause, resume, advance, status; Tier 2 stats, threshold",
+		summary: "operate an event: Tier 1 activate, deactivate, pause, resume, advance, status, schedule; Tier 2 stats, threshold",
 		run:     runAdmin,
 	})
 }
@@ -42,15 +42,19 @@ var adminActions = map[string]string{
 	"resume":     http.MethodPost,
 	"advance":    http.MethodPost,
 	"status":     http.MethodGet,
+	"schedule":   http.MethodPost,
 }
 
-const adminUsage = `usage: vwr admin <activate|deactivate|pause|resume|advance|status> -event ID [flags]
+const adminUsage = `usage: vwr admin <activate|deactivate|pause|resume|advance|status|schedule> -event ID [flags]
 
   activate   -shards N -batch N   turn the event's line on (0 = server default: 1 shard, 500 per tick)
   deactivate                      let everyone through (pass-through)
   pause / resume                  stop / restart the advancer for the event
   advance    -by N                raise the serving counter by N at once
   status                          settings, serving counter and per-shard counters
+  schedule   -opens T [-prequeue-from T]
+                                  open an inactive event at T (RFC 3339, e.g. 2026-12-01T10:00:00Z)
+                                  with a pre-queue until then, drawn by a public beacon (docs/draw.md)
 
 Auth: Authorization: Bearer $VWR_ADMIN_TOKEN (default "local-admin" for a
 loopback -url, matching vwr local), or -auth sigv4 (automatic for
@@ -89,6 +93,11 @@ func runAdmin(ctx context.Context, inv invocation) int {
 	if action == "advance" {
 		fs.Int64Var(&by, "by", 0, "positions to raise the serving counter by (required)")
 	}
+	var opens, prequeueFrom string
+	if action == "schedule" {
+		fs.StringVar(&opens, "opens", "", "opening time, RFC 3339 (required)")
+		fs.StringVar(&prequeueFrom, "prequeue-from", "", "start of the pre-queue, RFC 3339 (default: now)")
+	}
 	if err := fs.Parse(inv.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -106,6 +115,14 @@ func runAdmin(ctx context.Context, inv invocation) int {
 		fmt.Fprintln(inv.Stderr, "vwr admin: advance needs -by N (N ≥ 1)")
 		return exitUsage
 	}
+	var sched map[string]string
+	if action == "schedule" {
+		var err error
+		if sched, err = scheduleBody(opens, prequeueFrom); err != nil {
+			fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
+			return exitUsage
+		}
+	}
 	u, err := url.Parse(strings.TrimRight(*base, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		fmt.Fprintf(inv.Stderr, "vwr admin: -url %q is not an http(s) URL\n", *base)
@@ -119,6 +136,8 @@ func runAdmin(ctx context.Context, inv invocation) int {
 		body, _ = json.Marshal(map[string]int64{"shards": int64(shards), "batchSize": batch})
 	case "advance":
 		body, _ = json.Marshal(map[string]int64{"by": by})
+	case "schedule":
+		body, _ = json.Marshal(sched)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -215,4 +234,32 @@ func apiRegion(host string) string {
 		return parts[2]
 	}
 	return ""
+}
+
+// scheduleBody checks the schedule flags: RFC 3339 times, prequeue-from a
+// full time or a time of day on the opening's date ("09:30:00Z").
+func scheduleBody(opens, from string) (map[string]string, error) {
+	if opens == "" {
+		return nil, errors.New("schedule needs -opens RFC3339 (e.g. 2026-12-01T10:00:00Z)")
+	}
+	at, err := time.Parse(time.RFC3339, opens)
+	if err != nil {
+		return nil, fmt.Errorf("-opens %q is not RFC 3339", opens)
+	}
+	body := map[string]string{"opensAt": at.UTC().Format(time.RFC3339)}
+	if from == "" {
+		return body, nil
+	}
+	f, err := time.Parse(time.RFC3339, from)
+	if err != nil {
+		// A time of day (09:30:00Z) on the opening's date.
+		if f, err = time.Parse(time.RFC3339, at.UTC().Format("2006-01-02")+"T"+from); err != nil {
+			return nil, fmt.Errorf("-prequeue-from %q is neither RFC 3339 nor a time of day like 09:30:00Z", from)
+		}
+	}
+	if !f.Before(at) {
+		return nil, errors.New("-prequeue-from must be before -opens")
+	}
+	body["prequeueFrom"] = f.UTC().Format(time.RFC3339)
+	return body, nil
 }

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/draw"
+	"github.com/vwr-go/vwr/internal/draw/localbeacon"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
@@ -31,7 +35,8 @@ const Tier1Prefix = "/vwr-api"
 const demoTier1Tick = 2 * time.Second
 
 var tier1Flags struct {
-	tick time.Duration
+	tick      time.Duration
+	demoOpens time.Duration
 }
 
 // tier1Services remembers the Tier 1 service mounted on each local stack, for
@@ -44,6 +49,8 @@ func init() {
 		Flags: func(fs *flag.FlagSet) {
 			fs.DurationVar(&tier1Flags.tick, "tier1-tick", 0,
 				"Tier 1 advancer tick, e.g. 1s for fast development (default ADVANCER_TICK_SECONDS, else 10s; 2s with -demo)")
+			fs.DurationVar(&tier1Flags.demoOpens, "demo-opens", 0,
+				"with -demo: schedule the demo event to open this long after start (e.g. 1m), with a pre-queue drawn by a local beacon stand-in served at /beacon/")
 		},
 		Configure: configureTier1,
 		Mount:     mountTier1,
@@ -98,6 +105,13 @@ func mountTier1(ctx context.Context, s *localStack) error {
 	log := s.Log.With("component", "tier1")
 	svcCfg := cfg.Service()
 	svcCfg.TickEvery, svcCfg.Logger = tick, log
+	if tier1Flags.demoOpens > 0 {
+		d, err := localDrawBeacon(s, cfg)
+		if err != nil {
+			return err
+		}
+		svcCfg.Draw = d
+	}
 	svc := tier1.New(store, s.Tier1Keys, s.Clock, svcCfg)
 	deps := tier1api.Deps{
 		Service: svc, Clock: s.Clock, Logger: log, Log: cfg.Log,
@@ -179,4 +193,40 @@ func defaultAdminToken(addr string) string {
 		return localAdminToken
 	}
 	return token.RandomSecret()
+}
+
+// localDrawBeacon starts a local beacon stand-in for -demo-opens: a chain of
+// its own with a random key, served at /beacon/ for anyone who wants to look
+// and fetched in-process by the draw. It is a demo: whoever runs it knows
+// every round in advance.
+func localDrawBeacon(s *localStack, cfg tier1app.Config) (tier1.DrawConfig, error) {
+	seed := make([]byte, 32)
+	if _, err := rand.Read(seed); err != nil {
+		return tier1.DrawConfig{}, err
+	}
+	now := s.Clock.Now()
+	lb, err := localbeacon.New(s.Clock, seed, now.Add(-time.Hour).Truncate(time.Second), 3*time.Second)
+	if err != nil {
+		return tier1.DrawConfig{}, err
+	}
+	s.Handle("/beacon/", lb)
+	margin := cfg.DrawMargin
+	if margin == 0 {
+		margin = 2 * time.Second // a demo need not wait for a busy close
+	}
+	s.Notef("demo: pre-queue draw uses a local beacon stand-in (chain %x) at /beacon/%x/info", []byte(lb.Info().Hash), []byte(lb.Info().Hash))
+	return tier1.DrawConfig{
+		Chain:  lb.Info(),
+		Beacon: draw.Client{URL: "http://local-beacon", Chain: lb.Info(), HTTP: &http.Client{Transport: handlerTransport{lb}}},
+		Margin: margin,
+	}, nil
+}
+
+// handlerTransport answers HTTP requests from an in-process handler.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
 }

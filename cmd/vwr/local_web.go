@@ -105,6 +105,14 @@ func mountWeb(ctx context.Context, s *localStack) error {
 	if t1 == nil {
 		return errors.New("-demo needs Tier 1 in vwr local, which is not mounted")
 	}
+	opens := time.Time{}
+	if tier1Flags.demoOpens > 0 {
+		opens = s.Clock.Now().Add(tier1Flags.demoOpens)
+		if _, err := t1.Schedule(ctx, f.event, opens, time.Time{}); err != nil {
+			return fmt.Errorf("schedule demo event in Tier 1: %w", err)
+		}
+		f.crowd = 0 // the simulated crowd takes plain positions; a pre-queue needs nonces
+	}
 	if _, err := t1.Activate(ctx, f.event, 1, f.batch); err != nil {
 		return fmt.Errorf("activate demo event in Tier 1: %w", err)
 	}
@@ -118,6 +126,10 @@ func mountWeb(ctx context.Context, s *localStack) error {
 	}
 	s.Notef("demo: event %q is active: Tier 1 lets in %d per advancer tick, Tier 2 lets %d choose seats at once, %d seats, %d simulated visitors ahead",
 		f.event, f.batch, f.threshold, venue.Total(), f.crowd)
+	if !opens.IsZero() {
+		s.Notef("demo: the sale opens at %s; until then arrivals join a pre-queue, drawn by a public-beacon lottery (verify with: vwr verify-draw -event %s -url http://%s%s)",
+			opens.UTC().Format(time.RFC3339), f.event, browsable(s.Addr), Tier1Prefix)
+	}
 	if strings.HasSuffix(s.Addr, ":0") {
 		s.Notef("demo: open /events/%s on the address below", url.PathEscape(f.event))
 	} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/draw"
 )
 
 // Config tunes the Service. The zero value plus WithDefaults is the seed's
@@ -27,6 +28,9 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives one line per advance. Default: slog.Default().
 	Logger *slog.Logger
+	// Draw is the public beacon scheduled sales are drawn with. Default:
+	// drand quicknet from https://api.drand.sh, margin 10 s.
+	Draw DrawConfig
 }
 
 // Defaults.
@@ -65,6 +69,15 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Draw.Chain.Hash == nil {
+		c.Draw.Chain = draw.Quicknet()
+	}
+	if c.Draw.Beacon == nil {
+		c.Draw.Beacon = draw.Client{URL: draw.DefaultRelay, Chain: c.Draw.Chain}
+	}
+	if c.Draw.Margin == 0 {
+		c.Draw.Margin = DefaultDrawMargin
+	}
 	return c
 }
 
@@ -85,6 +98,12 @@ func (c Config) Validate() error {
 	}
 	if c.DefaultBatchSize < MinBatchSize || c.DefaultBatchSize > MaxBatchSize {
 		errs = append(errs, fmt.Errorf("VWR_TIER1_DEFAULT_BATCH_SIZE must be in [%d, %d]", MinBatchSize, MaxBatchSize))
+	}
+	if err := c.Draw.Chain.Check(); err != nil {
+		errs = append(errs, fmt.Errorf("VWR_DRAW_CHAIN_INFO: %w", err))
+	}
+	if c.Draw.Margin < 0 {
+		errs = append(errs, errors.New("VWR_DRAW_MARGIN must not be negative"))
 	}
 	if c.TickEvery < time.Second {
 		errs = append(errs, errors.New("ADVANCER_TICK_SECONDS must be at least 1"))

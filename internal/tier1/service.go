@@ -1,6 +1,7 @@
 package tier1
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/draw"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
@@ -29,6 +31,11 @@ type AssignResult struct {
 	ExpiresAt      time.Time // of the pass-through Token
 	// Reused is true when an Idempotency-Key replay returned the first result.
 	Reused bool
+	// Phase is PhasePrequeue for a pre-queue ticket (no Position yet, see
+	// TicketHash and Sale), "" for an ordinary position.
+	Phase      string
+	TicketHash [32]byte
+	Sale       *SaleSummary
 }
 
 // CheckResult answers a check. Token and ExpiresAt are set when Admitted.
@@ -41,6 +48,12 @@ type CheckResult struct {
 	PeopleAhead    int64
 	EstimatedWait  int
 	NextPoll       int
+	// Phase, Sale and TicketHash are set for a pre-queue ticket's holder;
+	// Proof once drawn (its Merkle proof under the sale's root).
+	Phase      string
+	Sale       *SaleSummary
+	TicketHash [32]byte
+	Proof      *draw.Proof
 }
 
 // EventStatus is the public, CDN-cacheable status document of an event.
@@ -51,6 +64,7 @@ type EventStatus struct {
 	MaxAssigned        int64
 	AdmitRatePerMinute int64
 	UpdatedAt          time.Time
+	Sale               SaleSummary
 }
 
 // AdminStatus is the operator's view of an event, with per-shard counters.
@@ -89,6 +103,9 @@ type Service struct {
 
 	mu    sync.Mutex
 	cache map[string]*cacheEntry
+
+	blobs   blobCache  // draw data, immutable once written
+	drawing sync.Mutex // one inline draw per instance at a time
 }
 
 type cacheEntry struct {
@@ -212,6 +229,13 @@ func (s *Service) waitFields(snap Snapshot, p int64, now time.Time) (peopleAhead
 // visitors without a Tier 1 position by, so they line up behind every
 // visitor who holds a real (small) position.
 func (s *Service) Assign(ctx context.Context, eventID, idempotencyKey string) (AssignResult, error) {
+	return s.AssignWithNonce(ctx, eventID, idempotencyKey, nil)
+}
+
+// AssignWithNonce is Assign with the visitor's client nonce (16 bytes, or
+// nil), which a scheduled event's pre-queue needs: before the opening the
+// visitor gets a ticket (Phase PhasePrequeue) instead of a position.
+func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey string, nonce []byte) (AssignResult, error) {
 	if !ValidID(eventID) {
 		return AssignResult{}, ErrInvalidEvent
 	}
@@ -231,6 +255,9 @@ func (s *Service) Assign(ctx context.Context, eventID, idempotencyKey string) (A
 				return AssignResult{}, err
 			}
 			return AssignResult{Active: false, RequestID: rid, EventID: eventID, Position: now.UnixMilli(), Token: tok, ExpiresAt: exp}, nil
+		}
+		if snap.Event.Sale.Phase == SalePrequeue {
+			return s.prequeue(ctx, snap, nonce, idempotencyKey)
 		}
 		n := snap.Event.Shards
 		pos, reused, err := s.store.Assign(ctx, NewPosition{
@@ -269,11 +296,17 @@ func (s *Service) Check(ctx context.Context, eventID, requestID string) (CheckRe
 	}
 	pos, err := s.store.Position(ctx, eventID, requestID)
 	if errors.Is(err, ErrNotFound) {
-		return CheckResult{}, ErrNotFound
+		return s.checkTicket(ctx, eventID, requestID)
 	}
 	if err != nil {
 		return CheckResult{}, unavailable("read position", err)
 	}
+	return s.checkPosition(ctx, pos)
+}
+
+// checkPosition answers a check for a known position.
+func (s *Service) checkPosition(ctx context.Context, pos Position) (CheckResult, error) {
+	eventID, requestID := pos.EventID, pos.RequestID
 	snap, err := s.snapshot(ctx, eventID)
 	if err != nil {
 		return CheckResult{}, err
@@ -309,6 +342,7 @@ func (s *Service) Status(ctx context.Context, eventID string) (EventStatus, erro
 		MaxAssigned:        MaxAssigned(snap.Counters, ev.Shards),
 		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.clk.Now()),
 		UpdatedAt:          ev.UpdatedAt,
+		Sale:               ev.Sale,
 	}, nil
 }
 
@@ -426,6 +460,9 @@ func (s *Service) AdvanceBy(ctx context.Context, eventID string, by int64) (Admi
 		if !snap.Found {
 			return AdminStatus{}, ErrNotFound
 		}
+		if p := snap.Event.Sale.Phase; p == SalePrequeue || p == SaleDrawing {
+			return AdminStatus{}, fmt.Errorf("%w: the pre-queue is not drawn yet", ErrInvalidConfig)
+		}
 		ev := snap.Event
 		to := min(ev.ServingCounter+by, MaxAssigned(snap.Counters, ev.Shards))
 		if to <= ev.ServingCounter {
@@ -497,6 +534,16 @@ func (s *Service) tickEvent(ctx context.Context, eventID string, slot int64) (Ti
 		switch {
 		case !snap.Found || !ev.Active:
 			return TickResult{}, nil
+		case ev.Sale.Phase == SalePrequeue || ev.Sale.Phase == SaleDrawing:
+			skip, err := s.tickSale(ctx, snap)
+			if err != nil {
+				return TickResult{}, err
+			}
+			if skip != "" || attempt >= 4 {
+				r.Skipped = cmp.Or(skip, PhaseDrawing)
+				return r, nil
+			}
+			continue // drawn now: decide on the fresh state
 		case ev.Paused:
 			r.Skipped = "paused"
 			return r, nil

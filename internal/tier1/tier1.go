@@ -72,6 +72,9 @@ type Event struct {
 	// scheduled advance; it keeps two racing advancers to one raise per slot.
 	TickSlot int64
 	Advances []Advance
+	// Sale summarises a scheduled sale, kept on the event so every snapshot
+	// knows it without another read; the full state is SaleStore.Sale.
+	Sale SaleSummary
 }
 
 // Snapshot is an event and all its shard counters, read together (one round

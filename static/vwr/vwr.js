@@ -3,11 +3,18 @@
 // CDN-cached status document, and asks for admission (check) only once the
 // serving counter has reached its position. The check answer sets the
 // urr-vwr-token cookie; the page then goes back to ?return=.
+//
+// Before a scheduled opening the assign answer is a pre-queue ticket: the
+// page shows a countdown and the beacon round, keeps a receipt (requestId,
+// its client nonce, the ticket hash h and, once the list closes, the root R)
+// in localStorage, and after the draw adds its Merkle proof and position.
+// "Verify my place" recomputes the draw from the published data (draw.js).
 import {
   ApiError, announcer, backoff, clockTime, finalError, newKey, requestJSON, retryNotice,
   safeReturn, setText, sleep, store, tier1Interval, validId,
 } from './common.js';
 import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
+import { hex, newNonce, ticketHash, unhex, verifyPlace } from './draw.js';
 
 const API = '/vwr-api/vwr';
 const lang = currentLang();
@@ -22,7 +29,34 @@ const announce = announcer($('live'));
 const s = {
   requestId: '', position: 0, serving: 0, startServing: 0, ratePerMin: 0,
   estimatedWait: NaN, nextPoll: 0, failures: 0,
+  // A scheduled sale: '' (none), 'prequeue', 'drawing' or 'drawn'.
+  phase: '', opensAt: 0, round: 0,
 };
+
+// The draw receipt, per event: the nonce is made before the first assign so
+// an Idempotency-Key replay after a reload sends the same one.
+const receiptKey = `vwr:receipt:${event}`;
+function receipt() {
+  let r = kv.get(receiptKey);
+  if (!r || typeof r.clientNonce !== 'string' || !/^[0-9a-f]{32}$/.test(r.clientNonce)) {
+    r = { clientNonce: hex(newNonce()) };
+    kv.set(receiptKey, r);
+  }
+  return r;
+}
+function saveReceipt(change) {
+  const r = { ...receipt(), ...change };
+  kv.set(receiptKey, r);
+  renderReceipt(r);
+  return r;
+}
+function renderReceipt(r) {
+  if (!r.h) return;
+  $('receipt').hidden = false;
+  setText($('receipt-h'), r.h);
+  setText($('receipt-root'), r.root || '–');
+  $('verify').disabled = !r.position;
+}
 
 function setStage(stage) {
   document.body.dataset.stage = stage;
@@ -55,6 +89,67 @@ function render() {
   if (s.position) announce(ahead, t('announce.position', formatNumber(lang, s.position), formatNumber(lang, ahead)));
 }
 
+// enterSale shows the pre-queue (countdown, beacon round) and announces
+// each change of phase once.
+function enterSale(phase, opensAt, round, chain) {
+  const changed = s.phase !== phase;
+  s.phase = phase;
+  s.opensAt = Date.parse(opensAt) || s.opensAt;
+  s.round = Number(round) || s.round;
+  document.body.dataset.phase = phase;
+  $('prequeue').hidden = false;
+  setText($('round'), formatNumber(lang, s.round));
+  if (chain) setText($('chain'), `drand ${chain.metadata?.beaconID || ''} · ${String(chain.hash).slice(0, 12)}…`);
+  tickCountdown();
+  if (changed) {
+    setStage(phase);
+    status(t(`status.${phase}`));
+    setText($('live'), t(`announce.${phase}`));
+  }
+}
+
+function tickCountdown() {
+  if (s.phase !== 'prequeue' && s.phase !== 'drawing') return;
+  const left = Math.max(0, Math.ceil((s.opensAt - Date.now()) / 1000));
+  const text = s.phase === 'drawing' || left === 0
+    ? t('pq.drawing')
+    : t('pq.countdown', Math.floor(left / 3600), Math.floor((left % 3600) / 60), left % 60);
+  setText($('countdown'), text);
+}
+setInterval(tickCountdown, 1000);
+
+// fetchRoot keeps R in the receipt as soon as the list closes, before the
+// beacon round exists, so a root swapped later is caught.
+async function fetchRoot() {
+  const { body } = await requestJSON(`${API}/draw/${encodeURIComponent(event)}`);
+  if (body.root) saveReceipt({ root: body.root });
+}
+
+async function verifyMine() {
+  const out = $('verify-result');
+  out.dataset.kind = 'info';
+  setText(out, t('receipt.checking'));
+  try {
+    const r = receipt();
+    const { body: doc } = await requestJSON(`${API}/draw/${encodeURIComponent(event)}`);
+    const tickets = [];
+    const published = [];
+    for (let j = 0; j < doc.chunks; j += 1) {
+      const { body: c } = await requestJSON(`${API}/draw/${encodeURIComponent(event)}/chunks/${j}`);
+      tickets.push(...c.tickets);
+      published.push(...c.positions);
+    }
+    const res = await verifyPlace(r, doc, tickets, published);
+    out.dataset.kind = res.ok ? 'ok' : 'bad';
+    document.body.dataset.verified = res.ok ? 'yes' : 'no';
+    setText(out, res.ok ? t('receipt.ok', formatNumber(lang, res.position), formatNumber(lang, doc.n)) : t('receipt.bad', res.reason));
+  } catch (err) {
+    out.dataset.kind = 'bad';
+    document.body.dataset.verified = 'no';
+    setText(out, t('receipt.bad', err.message || String(err)));
+  }
+}
+
 function leave(path) {
   setStage('leaving');
   // replace(): the back button should not land in the waiting room again.
@@ -63,6 +158,12 @@ function leave(path) {
 
 function showError(err) {
   s.failures += 1;
+  if (err instanceof ApiError && err.body?.code === 'not_open') {
+    // A scheduled sale whose pre-queue has not opened: wait calmly, no backoff.
+    status(t('err.notOpen'), 'info');
+    setStage('not-open');
+    return 10000;
+  }
   const wait = backoff(s.failures, err instanceof ApiError ? err.retryAfter : undefined);
   status(...retryNotice(t, err, Math.round(wait / 1000)));
   setStage('retrying');
@@ -76,13 +177,25 @@ async function assign() {
     idem = newKey();
     kv.set(key, idem);
   }
+  const rc = receipt();
   const { body } = await requestJSON(`${API}/assign/${encodeURIComponent(event)}`, {
     method: 'POST',
-    headers: { 'Idempotency-Key': idem },
+    headers: { 'Idempotency-Key': idem, 'Client-Nonce': rc.clientNonce },
   });
   if (body && body.active === false) {
     // The API has set the pass as the urr-vwr-token cookie (HttpOnly).
     return { passThrough: true };
+  }
+  if (body.phase === 'prequeue') {
+    // The server must not choose the ticket: h is ours to recompute.
+    const h = hex(await ticketHash(body.requestId, unhex(rc.clientNonce)));
+    if (h !== body.ticketHash) throw new Error('ticket hash mismatch');
+    s.requestId = body.requestId;
+    enterSale(body.phase, body.opensAt, body.round, body.chain);
+    s.nextPoll = Number(body.nextPoll) || 0;
+    const keep = rc.requestId === body.requestId ? {} : { root: '', proof: null, position: 0 };
+    saveReceipt({ ...keep, requestId: body.requestId, h, round: body.round });
+    return { passThrough: false };
   }
   s.requestId = body.requestId;
   s.position = Number(body.position) || 0;
@@ -105,6 +218,19 @@ async function check() {
     { cache: 'no-store' },
   );
   if (body.admitted) return true;
+  if (body.phase === 'prequeue' || body.phase === 'drawing') {
+    enterSale(body.phase, body.sale.opensAt, body.sale.round);
+    if (body.sale.root) saveReceipt({ root: body.sale.root });
+    s.nextPoll = Number(body.nextPoll) || 0;
+    return false;
+  }
+  if (body.phase === 'drawn' && s.phase !== 'drawn') {
+    s.phase = 'drawn';
+    document.body.dataset.phase = 'drawn';
+    $('prequeue').hidden = true;
+    saveReceipt({ proof: body.proof, position: Number(body.position) });
+    setText($('live'), t('status.drawn', formatNumber(lang, Number(body.position))));
+  }
   s.position = Number(body.position) || s.position;
   s.serving = Number(body.servingCounter) || s.serving;
   s.estimatedWait = Number(body.estimatedWait);
@@ -144,6 +270,17 @@ async function run(returnPath) {
         }
       }
       pollDue = false;
+      if (s.phase === 'prequeue' || s.phase === 'drawing') {
+        // Until the draw, the ticket's check says the phase; no position yet.
+        await check();
+        if (s.phase === 'drawing' && !receipt().root) await fetchRoot();
+        if (s.phase !== 'drawn') {
+          s.failures = 0;
+          await sleep(Math.min(tier1Interval({ ahead: 0, nextPoll: s.nextPoll }), s.phase === 'drawing' ? 3000 : 15000));
+          continue;
+        }
+        status(t('status.drawn', formatNumber(lang, s.position)));
+      }
       let admitted = false;
       if (s.position <= s.serving) {
         status(t('status.almost'));
@@ -194,6 +331,8 @@ function start() {
     return;
   }
   setText($('event-name'), `${t('event')} · ${event}`);
+  $('verify').addEventListener('click', verifyMine);
+  renderReceipt(receipt());
   run(safeReturn(params.get('return'), event, location.origin));
 }
 

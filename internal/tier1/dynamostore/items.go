@@ -71,6 +71,12 @@ type eventItem struct {
 	TickSlot       int64         `dynamodbav:"tickSlot"`
 	Advances       []advanceItem `dynamodbav:"advances"`
 	Layout         int           `dynamodbav:"layout"`
+	// The scheduled sale's summary (sale.go).
+	SalePhase int    `dynamodbav:"salePhase"`
+	SaleOpens int64  `dynamodbav:"saleOpens"`
+	SaleFrom  int64  `dynamodbav:"saleFrom"`
+	SaleRound uint64 `dynamodbav:"saleRound"`
+	SaleRoot  []byte `dynamodbav:"saleRoot"`
 }
 
 func (e eventItem) event(eventID string) tier1.Event {
@@ -82,6 +88,10 @@ func (e eventItem) event(eventID string) tier1.Event {
 		ServingCounter: e.ServingCounter,
 		UpdatedAt:      msTime(e.UpdatedAt),
 		TickSlot:       e.TickSlot,
+		Sale: tier1.SaleSummary{
+			Phase: e.SalePhase, OpensAt: msTime(e.SaleOpens), PrequeueFrom: msTime(e.SaleFrom),
+			Round: e.SaleRound, Root: e.SaleRoot,
+		},
 	}
 	for _, a := range e.Advances {
 		ev.Advances = append(ev.Advances, tier1.Advance{At: msTime(a.T), Admitted: a.N})

@@ -1,5 +1,7 @@
 package redisstore
 
+import "strconv"
+
 // keys builds every Redis key the Tier 1 store uses. One event's keys share
 // the hash tag {eventID}, so each script touches a single Cluster slot; only
 // the active-events set lives outside it, and no script touches that.
@@ -27,3 +29,20 @@ func (k keys) idem(ev, key string) string { return k.tag(ev) + ":idem:" + key }
 
 // activeEvents is the global SET of active event ids the advancer visits.
 func (k keys) activeEvents() string { return k.prefix + "vwr1:active-events" }
+
+// sale is a HASH of an event's scheduled sale: opens, from (unix ms), round,
+// chain (hex), closed, closedat, mroot, root (hex), n, drawn, bround,
+// brand, bsig (hex), drawnat. The event hash keeps a summary of it
+// (salephase, saleopens, salefrom, saleround, saleroot).
+func (k keys) sale(ev string) string { return k.tag(ev) + ":sale" }
+
+// tickets is a HASH requestId -> "<ticket hash hex>:<created ms>" of the
+// pre-queue.
+func (k keys) tickets(ev string) string { return k.tag(ev) + ":tickets" }
+
+// ticketIdem is a STRING "requestId:<hash hex>:<created ms>" for one
+// Idempotency-Key of a pre-queue arrival; it expires with the ticket TTL.
+func (k keys) ticketIdem(ev, key string) string { return k.tag(ev) + ":tidem:" + key }
+
+// drawBlob is a STRING: blob i of a drawn sale (draw.Result.Encode).
+func (k keys) drawBlob(ev string, i int) string { return k.tag(ev) + ":draw:" + strconv.Itoa(i) }

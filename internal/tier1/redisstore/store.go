@@ -85,11 +85,15 @@ func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, e
 	if err != nil {
 		return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: %w", eventID, err)
 	}
+	sale, err := saleSummary(h.SalePhase, h.SaleOpens, h.SaleFrom, h.SaleRound, h.SaleRoot)
+	if err != nil {
+		return tier1.Snapshot{}, fmt.Errorf("redisstore: snapshot %s: %w", eventID, err)
+	}
 	e := tier1.Event{
 		ID:             eventID,
 		Settings:       tier1.Settings{Active: h.Active, Paused: h.Paused, Shards: h.Shards, BatchSize: h.Batch},
 		ServingCounter: h.Serving, TickSlot: h.Slot,
-		UpdatedAt: clock.FromUnixMilli(h.Updated), Advances: advances,
+		UpdatedAt: clock.FromUnixMilli(h.Updated), Advances: advances, Sale: sale,
 	}
 	counters := make([]int64, e.Shards)
 	for f, v := range sh.Val() {
@@ -116,6 +120,12 @@ type eventHash struct {
 	Slot     int64  `redis:"slot"`
 	Updated  int64  `redis:"updated"`
 	Advances string `redis:"adv"`
+	// The scheduled sale's summary (sale.go).
+	SalePhase int    `redis:"salephase"`
+	SaleOpens int64  `redis:"saleopens"`
+	SaleFrom  int64  `redis:"salefrom"`
+	SaleRound uint64 `redis:"saleround"`
+	SaleRoot  string `redis:"saleroot"`
 }
 
 // positionHash is a {E}:pos:<requestId> hash.

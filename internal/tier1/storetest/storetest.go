@@ -95,6 +95,7 @@ func cfg() tier1.Config { return tier1.Config{Logger: quiet} }
 func Run(t *testing.T, f Factory) {
 	t.Run("Store", func(t *testing.T) { t.Parallel(); runStore(t, f) })
 	t.Run("Service", func(t *testing.T) { t.Parallel(); runService(t, f) })
+	t.Run("Sale", func(t *testing.T) { t.Parallel(); runSale(t, f) })
 }
 
 func runStore(t *testing.T, f Factory) {

@@ -28,12 +28,19 @@ const (
 	RouteAdminResume     = "POST /vwr/admin/resume/{eventId}"
 	RouteAdminStatus     = "GET /vwr/admin/status/{eventId}"
 	RouteAdminAdvance    = "POST /vwr/admin/advance/{eventId}"
+	RouteAdminSchedule   = "POST /vwr/admin/schedule/{eventId}"
+	RouteDraw            = "GET /vwr/draw/{eventId}"
+	RouteDrawChunk       = "GET /vwr/draw/{eventId}/chunks/{chunk}"
+	RouteDrawProof       = "GET /vwr/draw/{eventId}/proof/{ticketHash}"
 )
+
+// DrawRoutes are the public draw routes, served by one function.
+var DrawRoutes = []string{RouteDraw, RouteDrawChunk, RouteDrawProof}
 
 // AdminRoutes are the operator routes, served by one function.
 var AdminRoutes = []string{
 	RouteAdminActivate, RouteAdminDeactivate, RouteAdminPause,
-	RouteAdminResume, RouteAdminStatus, RouteAdminAdvance,
+	RouteAdminResume, RouteAdminStatus, RouteAdminAdvance, RouteAdminSchedule,
 }
 
 // Deps is what every handler shares.
@@ -112,13 +119,18 @@ func New(d Deps, admin AdminOptions) *API {
 		RouteAdminResume:     a.operator(RouteAdminResume, a.settings(a.d.Service.Resume)),
 		RouteAdminStatus:     a.operator(RouteAdminStatus, a.adminStatus),
 		RouteAdminAdvance:    a.operator(RouteAdminAdvance, a.advance),
+		RouteAdminSchedule:   a.operator(RouteAdminSchedule, a.schedule),
+		RouteDraw:            a.public(RouteDraw, a.drawDoc),
+		RouteDrawChunk:       a.public(RouteDrawChunk, a.drawChunk),
+		RouteDrawProof:       a.public(RouteDrawProof, a.drawProof),
 	}
 	return a
 }
 
 // Routes lists every route pattern, public ones first.
 func (a *API) Routes() []string {
-	return append([]string{RouteAssign, RouteCheck, RouteStatus}, AdminRoutes...)
+	out := append([]string{RouteAssign, RouteCheck, RouteStatus}, DrawRoutes...)
+	return append(out, AdminRoutes...)
 }
 
 // Handler serves the given routes (all when none are named), with JSON 404

@@ -28,13 +28,22 @@ type passThroughResponse struct {
 // answers 201 with the position, or 200 with a pass-through token (also set
 // as the urr-vwr-token cookie) when the event is not active. An
 // Idempotency-Key replay gets the first answer again, marked by
-// Idempotent-Replayed: true.
+// Idempotent-Replayed: true. Before a scheduled opening the 201 is a
+// pre-queue ticket instead (phase "prequeue", no position), for which the
+// Client-Nonce header (16 random bytes, hex or base64url) is required.
 func (a *API) assign(w http.ResponseWriter, r *http.Request, eventID string) error {
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && !tier1.ValidID(key) {
 		return tier1.ErrInvalidIdempotencyKey
 	}
-	res, err := a.d.Service.Assign(r.Context(), eventID, key)
+	var nonce []byte
+	if v := r.Header.Get("Client-Nonce"); v != "" {
+		var err error
+		if nonce, err = tier1.ParseNonce(v); err != nil {
+			return err
+		}
+	}
+	res, err := a.d.Service.AssignWithNonce(r.Context(), eventID, key, nonce)
 	if err != nil {
 		return err
 	}
@@ -47,6 +56,10 @@ func (a *API) assign(w http.ResponseWriter, r *http.Request, eventID string) err
 		w.Header().Set("Idempotent-Replayed", "true")
 	} else {
 		a.d.Metrics.Count(eventID, MetricAssignments, 1)
+	}
+	if res.Phase == tier1.PhasePrequeue {
+		a.writePrequeue(w, res)
+		return nil
 	}
 	jsonhttp.WriteJSON(w, http.StatusCreated, assignResponse{
 		Active: true, RequestID: res.RequestID, EventID: res.EventID, Position: res.Position,

@@ -21,6 +21,7 @@ import (
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
+	"github.com/vwr-go/vwr/internal/tier1/storetest"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
 	"github.com/vwr-go/vwr/internal/tier1/tier1app"
 	"github.com/vwr-go/vwr/internal/token"
@@ -46,7 +47,9 @@ type testBundle struct {
 	check    http.Handler
 	status   http.Handler
 	admin    http.Handler
+	draw     http.Handler
 	adv      *tier1api.Advancer
+	beacon   tier1.DrawConfig // the local beacon stand-in the service draws with
 	logs     *lambdatest.LogBuffer
 	metrics  *lambdatest.LogBuffer
 	deps     tier1api.Deps
@@ -78,7 +81,10 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		t.Fatal(err)
 	}
 	b := &testBundle{clk: clock.NewManual(epoch), keys: keys, store: store, logs: &lambdatest.LogBuffer{}, metrics: &lambdatest.LogBuffer{}}
+	// The beacon's own clock stands far ahead: every round is out.
+	_, b.beacon = storetest.Beacon(t, clock.NewManual(epoch.AddDate(1, 0, 0)))
 	b.svc = tier1.New(store, keys, b.clk, tier1.Config{
+		Draw:      b.beacon,
 		TickEvery: 10 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			b.clk.Advance(d)
@@ -101,6 +107,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	b.check = b.api.Handler(tier1api.RouteCheck)
 	b.status = b.api.Handler(tier1api.RouteStatus)
 	b.admin = b.api.Handler(tier1api.AdminRoutes...)
+	b.draw = b.api.Handler(tier1api.DrawRoutes...)
 	b.adv = tier1api.NewAdvancer(b.deps, tier1api.AdvancerOptions{Ticks: 3})
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/draw"
 	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/token"
@@ -23,6 +24,10 @@ type waitingResponse struct {
 	PeopleAhead    int64 `json:"peopleAhead"`
 	EstimatedWait  int   `json:"estimatedWait"`
 	NextPoll       int   `json:"nextPoll"`
+	// Set for a drawn pre-queue ticket: its phase and Merkle proof.
+	Phase      string     `json:"phase,omitempty"`
+	TicketHash draw.Hex   `json:"ticketHash,omitempty"`
+	Proof      *proofJSON `json:"proof,omitempty"`
 }
 
 // check serves GET /vwr/check/{eventId}/{requestId}: once the visitor's
@@ -38,11 +43,21 @@ func (a *API) check(w http.ResponseWriter, r *http.Request, eventID string) erro
 	if err != nil {
 		return err
 	}
+	if res.Phase == tier1.PhasePrequeue || res.Phase == tier1.PhaseDrawing {
+		jsonhttp.WriteJSON(w, http.StatusOK, ticketCheckResponse{
+			Phase: res.Phase, TicketHash: res.TicketHash[:], Sale: a.saleOf(res.Sale), NextPoll: res.NextPoll,
+		})
+		return nil
+	}
 	if !res.Admitted {
-		jsonhttp.WriteJSON(w, http.StatusOK, waitingResponse{
+		resp := waitingResponse{
 			Position: res.Position, ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
 			EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
-		})
+		}
+		if res.Phase == tier1.PhaseDrawn {
+			resp.Phase, resp.TicketHash, resp.Proof = res.Phase, res.TicketHash[:], proofOf(res.Proof)
+		}
+		jsonhttp.WriteJSON(w, http.StatusOK, resp)
 		return nil
 	}
 	a.setPassCookie(w, res.Token, res.ExpiresAt)

@@ -13,6 +13,9 @@ import (
 var (
 	errUnauthorized  = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "admin credentials required"}
 	errAdminDisabled = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "admin API is disabled: set VWR_ADMIN_TOKEN"}
+	errInvalidChunk  = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_chunk", Message: "chunk must be a non-negative integer"}
+	// errInvalidTicketHash is a ticket hash that is not 64 lowercase hex digits.
+	errInvalidTicketHash = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_ticket_hash", Message: "ticket hash must be 64 lowercase hex digits"}
 )
 
 // failure maps every error a handler can meet to its HTTP answer. It is the
@@ -29,6 +32,20 @@ func failure(err error) *jsonhttp.Error {
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_request_id", Message: "request id must match " + ids.Pattern}
 	case errors.Is(err, tier1.ErrInvalidIdempotencyKey):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_idempotency_key", Message: "Idempotency-Key must match " + ids.Pattern}
+	case errors.Is(err, tier1.ErrInvalidNonce):
+		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_client_nonce", Message: "Client-Nonce must be 16 bytes: 32 hex digits or 22 base64url characters"}
+	case errors.Is(err, tier1.ErrNonceRequired):
+		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "client_nonce_required", Message: "the event is in its pre-queue: send a Client-Nonce of 16 random bytes"}
+	case errors.Is(err, tier1.ErrInvalidSchedule):
+		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_schedule", Message: "opensAt must be in the future (prequeueFrom before it), on an inactive event that has handed out no position"}
+	case errors.Is(err, tier1.ErrNotDrawn):
+		return &jsonhttp.Error{Status: http.StatusConflict, Code: "not_drawn", Message: "the pre-queue has not been drawn yet"}
+	case errors.Is(err, tier1.ErrNoSales):
+		return &jsonhttp.Error{Status: http.StatusNotFound, Code: "not_found", Message: "scheduled sales are not supported by this store"}
+	case errors.Is(err, tier1.ErrNotOpen):
+		return jsonhttp.Unavailable("not_open", "the pre-queue of this sale has not opened yet; retry shortly")
+	case errors.Is(err, tier1.ErrClosing):
+		return jsonhttp.Unavailable("closing", "the pre-queue is closing; retry in a second")
 	case errors.Is(err, tier1.ErrInvalidConfig):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: "shards, batchSize or by out of range"}
 	case errors.Is(err, tier1.ErrNotFound):

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/openapitest"
 	"github.com/vwr-go/vwr/internal/testenv"
@@ -114,6 +116,7 @@ var (
 	checkFn  = func(b *testBundle) http.Handler { return b.check }
 	statusFn = func(b *testBundle) http.Handler { return b.status }
 	adminFn  = func(b *testBundle) http.Handler { return b.admin }
+	drawFn   = func(b *testBundle) http.Handler { return b.draw }
 	// localFn serves every route on one handler, as vwr local does.
 	localFn = func(b *testBundle) http.Handler { return b.api.Handler() }
 	// adminStatsFn is the admin function with VWR_ADMITTED_STATS_TABLE set.
@@ -315,7 +318,118 @@ func TestOpenAPIContract(t *testing.T) {
 		return withEvent(placed(false)(t, b, other), ev)
 	}
 
+	// scheduled schedules the case's event a week after the bundle's clock.
+	scheduled := func(t *testing.T, b *testBundle, ev string) {
+		t.Helper()
+		if _, err := b.svc.Schedule(context.Background(), ev, epoch.Add(7*24*time.Hour), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sale := func(name string, change ...func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+		return func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			scheduled(t, b, ev)
+			req := at(t, name, ev)
+			for _, f := range change {
+				req = f(req)
+			}
+			return req
+		}
+	}
+	nonce := header("client-nonce", "00112233445566778899aabbccddeeff")
+	// drawnSale runs a whole sale on its own clock (the bundle's must not
+	// move under the parallel cases), paused so nobody is admitted, and
+	// returns one ticket's requestId and hash.
+	drawnTicket := func(t *testing.T, b *testBundle, ev string) (string, string) {
+		t.Helper()
+		ctx := context.Background()
+		clk := clock.NewManual(epoch)
+		own := tier1.New(b.store, b.keys, clk, tier1.Config{Draw: b.beacon, Logger: slog.New(slog.DiscardHandler)})
+		opens := epoch.Add(time.Hour)
+		if _, err := own.Schedule(ctx, ev, opens, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := own.Pause(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		var rid, h string
+		for i := range 3 {
+			res, err := own.AssignWithNonce(ctx, ev, "", []byte(fmt.Sprintf("nonce-%010d", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rid, h = res.RequestID, fmt.Sprintf("%x", res.TicketHash)
+		}
+		clk.Set(opens.Add(time.Minute))
+		if _, err := own.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := own.Draw(ctx, ev); err != nil || (out != tier1.DrawDone && out != tier1.DrawAlready) {
+			t.Fatalf("draw: %q, %v", out, err)
+		}
+		return rid, h
+	}
+	drawnSale := func(t *testing.T, b *testBundle, ev string) string {
+		_, h := drawnTicket(t, b, ev)
+		return h
+	}
+	proofOfDrawn := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		h := drawnSale(t, b, ev)
+		req := at(t, "draw-proof.apigw.json", ev)
+		old := req.PathParameters["ticketHash"]
+		req.PathParameters = map[string]string{"eventId": ev, "ticketHash": h}
+		return withPath(req, strings.Replace(req.RawPath, old, h, 1))
+	}
+	chunk := func(c string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+		return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+			r.PathParameters = map[string]string{"eventId": r.PathParameters["eventId"], "chunk": c}
+			return withPath(r, r.RawPath[:strings.LastIndex(r.RawPath, "/")+1]+c)
+		}
+	}
+
 	cases := []t1exchange{
+		// Scheduled sales (docs/draw.md).
+		{name: "schedule", fn: adminFn, req: fx("admin-schedule.apigw.json"), status: 200},
+		{name: "schedule an active event", fn: adminFn, req: active("admin-schedule.apigw.json"), status: 400, code: "invalid_schedule"},
+		{name: "schedule without credentials", on: bearerAdmin, fn: adminFn, req: fx("admin-schedule.apigw.json"), status: 401, code: "unauthorized"},
+		{name: "assign pre-queue ticket", fn: assignFn, req: sale("assign.apigw.json", nonce), status: 201, want: wantBodyHas("ticketHash", true)},
+		{name: "assign pre-queue without nonce", fn: assignFn, req: sale("assign.apigw.json"), status: 400, code: "client_nonce_required"},
+		{name: "assign bad nonce", fn: assignFn, req: sale("assign.apigw.json", header("client-nonce", "short")), status: 400, code: "invalid_client_nonce", specRejects: true},
+		{name: "check pre-queue ticket", fn: checkFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			scheduled(t, b, ev)
+			res, err := b.svc.AssignWithNonce(context.Background(), ev, "", []byte("0123456789abcdef"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return withRequestID(at(t, "check.apigw.json", ev), res.RequestID)
+		}, status: 200, want: wantBodyHas("sale", true)},
+		{name: "check drawn ticket", fn: checkFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			rid, _ := drawnTicket(t, b, ev)
+			return withRequestID(at(t, "check.apigw.json", ev), rid)
+		}, status: 200, want: wantBodyHas("proof", true)},
+		{name: "status of a sale", fn: statusFn, req: sale("status.apigw.json"), status: 200, want: wantBodyHas("sale", true)},
+		{name: "draw document", fn: drawFn, req: sale("draw.apigw.json"), status: 200, want: wantHeader("Cache-Control", tier1api.DrawingCacheControl)},
+		{name: "draw document drawn", fn: drawFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			drawnSale(t, b, ev)
+			return at(t, "draw.apigw.json", ev)
+		}, status: 200, want: wantHeader("Cache-Control", tier1api.DrawnCacheControl)},
+		{name: "draw bad event", fn: drawFn, req: fxOn("draw.apigw.json", "a.b"), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "draw never scheduled", fn: drawFn, req: fx("draw.apigw.json"), status: 404, code: "not_found"},
+		{name: "draw chunk", fn: drawFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			drawnSale(t, b, ev)
+			return at(t, "draw-chunk.apigw.json", ev)
+		}, status: 200, want: wantHeader("Cache-Control", tier1api.DrawnCacheControl)},
+		{name: "draw chunk not a number", fn: drawFn, req: sale("draw-chunk.apigw.json", chunk("x")), status: 400, code: "invalid_chunk", specRejects: true},
+		{name: "draw chunk before the draw", fn: drawFn, req: sale("draw-chunk.apigw.json"), status: 409, code: "not_drawn"},
+		{name: "draw proof", fn: drawFn, req: proofOfDrawn, status: 200},
+		{name: "draw proof bad hash", fn: drawFn, req: sale("draw-proof.apigw.json", func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+			r.PathParameters = map[string]string{"eventId": r.PathParameters["eventId"], "ticketHash": "XYZ"}
+			return withPath(r, r.RawPath[:strings.LastIndex(r.RawPath, "/")+1]+"XYZ")
+		}), status: 400, code: "invalid_ticket_hash", specRejects: true},
+		{name: "draw proof of a hash not drawn", fn: drawFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			drawnSale(t, b, ev)
+			return at(t, "draw-proof.apigw.json", ev)
+		}, status: 404, code: "not_found"},
+
 		// 200s and 201s
 		{name: "assign position", fn: assignFn, req: active("assign.apigw.json"), status: 201, want: wantHeader("Idempotent-Replayed", "")},
 		{name: "assign replay", fn: assignFn, req: replay, status: 201, want: wantHeader("Idempotent-Replayed", "true")},

@@ -18,6 +18,9 @@ type statusResponse struct {
 	MaxAssigned        int64     `json:"maxAssigned"`
 	AdmitRatePerMinute int64     `json:"admitRatePerMinute"`
 	UpdatedAt          time.Time `json:"updatedAt"`
+	// Sale is set for a scheduled sale: phase, opening, beacon round and, once
+	// the list closed, its commitment R.
+	Sale *saleJSON `json:"sale,omitempty"`
 }
 
 // status serves GET /vwr/status/{eventId}, the public document waiting pages
@@ -31,6 +34,7 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, eventID string) err
 	jsonhttp.WriteJSON(w, http.StatusOK, statusResponse{
 		EventID: st.EventID, Active: st.Active, ServingCounter: st.ServingCounter,
 		MaxAssigned: st.MaxAssigned, AdmitRatePerMinute: st.AdmitRatePerMinute, UpdatedAt: st.UpdatedAt.UTC(),
+		Sale: a.saleOf(&st.Sale),
 	})
 	return nil
 }

@@ -73,11 +73,12 @@ func TestTemplateMatchesRoutes(t *testing.T) {
 	// Least privilege: each Tier 1 function lists exactly the DynamoDB calls
 	// its store makes, each statement on one named table.
 	want := map[string]string{
-		"AssignFunction":   "EventsTable[BatchGetItem UpdateItem] PositionsTable[GetItem PutItem]",
-		"CheckFunction":    "EventsTable[BatchGetItem] PositionsTable[GetItem]",
+		"AssignFunction":   "EventsTable[BatchGetItem GetItem PutItem Query UpdateItem] PositionsTable[GetItem PutItem]",
+		"CheckFunction":    "EventsTable[BatchGetItem GetItem] PositionsTable[GetItem]",
 		"StatusFunction":   "EventsTable[BatchGetItem]",
-		"AdminFunction":    "AdmittedStatsTable[Query] EventsTable[BatchGetItem DeleteItem UpdateItem]",
-		"AdvancerFunction": "EventsTable[BatchGetItem GetItem UpdateItem]",
+		"DrawFunction":     "EventsTable[BatchGetItem BatchWriteItem GetItem Query UpdateItem]",
+		"AdminFunction":    "AdmittedStatsTable[Query] EventsTable[BatchGetItem DeleteItem GetItem UpdateItem]",
+		"AdvancerFunction": "EventsTable[BatchGetItem BatchWriteItem GetItem Query UpdateItem]",
 	}
 	for id, grants := range want {
 		fn, ok := functions[id]

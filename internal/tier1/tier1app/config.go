@@ -6,11 +6,13 @@
 package tier1app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/vwr-go/vwr/internal/applog"
+	"github.com/vwr-go/vwr/internal/draw"
 	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
@@ -58,6 +60,11 @@ type Config struct {
 	AdvancerTicks envconf.Positive `env:"ADVANCER_TICKS"`
 	AdvancerTick  envconf.Seconds  `env:"ADVANCER_TICK_SECONDS"`
 
+	// The public beacon scheduled sales are drawn with (docs/draw.md).
+	BeaconURL  string        `env:"VWR_DRAW_BEACON_URL"` // drand HTTP relay; https://api.drand.sh
+	ChainInfo  string        `env:"VWR_DRAW_CHAIN_INFO"` // the chain's /info JSON; drand quicknet
+	DrawMargin time.Duration `env:"VWR_DRAW_MARGIN"`     // opening to beacon round, at least; 10s
+
 	Log applog.Config
 }
 
@@ -88,9 +95,32 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// Draw is the beacon configuration; Validate reports a chain info that
+// does not parse (Draw then falls back to the zero value, quicknet).
+func (c Config) Draw() (tier1.DrawConfig, error) {
+	d := tier1.DrawConfig{Margin: c.DrawMargin}
+	if c.ChainInfo != "" {
+		chain, err := draw.ParseChainInfo([]byte(c.ChainInfo))
+		if err != nil {
+			return tier1.DrawConfig{}, fmt.Errorf("VWR_DRAW_CHAIN_INFO: %w", err)
+		}
+		d.Chain = chain
+	}
+	if c.BeaconURL != "" || c.ChainInfo != "" {
+		chain := d.Chain
+		if chain.Hash == nil {
+			chain = draw.Quicknet()
+		}
+		d.Beacon = draw.Client{URL: cmp.Or(c.BeaconURL, draw.DefaultRelay), Chain: chain}
+	}
+	return d, nil
+}
+
 // Service is the domain's configuration; tier1 fills zero fields.
 func (c Config) Service() tier1.Config {
+	d, _ := c.Draw()
 	return tier1.Config{
+		Draw:             d,
 		PositionTTL:      c.PositionTTL,
 		TokenTTL:         c.TokenTTL,
 		StatusCacheTTL:   c.StatusCacheTTL,
@@ -150,6 +180,9 @@ func (c Config) Validate(mints Passes) error {
 	}
 	if c.AdvancerTicks > 60 {
 		errs = append(errs, errors.New("ADVANCER_TICKS must be in [1, 60]"))
+	}
+	if _, err := c.Draw(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Service().Validate(); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,300 @@
+package redisstore
+
+import (
+	"context"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/draw"
+	"github.com/vwr-go/vwr/internal/tier1"
+)
+
+var (
+	//go:embed schedule.lua
+	scheduleLua string
+	//go:embed ticket.lua
+	ticketLua string
+	//go:embed close.lua
+	closeLua string
+	//go:embed commit_close.lua
+	commitCloseLua string
+	//go:embed commit_draw.lua
+	commitDrawLua string
+
+	scheduleScript    = redis.NewScript(scheduleLua)
+	ticketScript      = redis.NewScript(ticketLua)
+	closeScript       = redis.NewScript(closeLua)
+	commitCloseScript = redis.NewScript(commitCloseLua)
+	commitDrawScript  = redis.NewScript(commitDrawLua)
+)
+
+var _ tier1.SaleStore = (*Store)(nil)
+
+// saleHash is the {E}:sale hash.
+type saleHash struct {
+	Opens     int64  `redis:"opens"`
+	From      int64  `redis:"from"`
+	Round     uint64 `redis:"round"`
+	Chain     string `redis:"chain"`
+	Scheduled int64  `redis:"scheduled"`
+	Closed    bool   `redis:"closed"`
+	ClosedAt  int64  `redis:"closedat"`
+	MRoot     string `redis:"mroot"`
+	Root      string `redis:"root"`
+	N         int64  `redis:"n"`
+	Drawn     bool   `redis:"drawn"`
+	BRound    uint64 `redis:"bround"`
+	BRand     string `redis:"brand"`
+	BSig      string `redis:"bsig"`
+	DrawnAt   int64  `redis:"drawnat"`
+}
+
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// PutSchedule runs schedule.lua.
+func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
+	res, err := scheduleScript.Run(ctx, s.rdb, []string{s.keys.event(sch.EventID), s.keys.sale(sch.EventID)},
+		sch.OpensAt.UnixMilli(), msOrZero(sch.PrequeueFrom), sch.Round, hex.EncodeToString(sch.ChainHash), sch.Now.UnixMilli()).Text()
+	if err != nil {
+		return fmt.Errorf("redisstore: schedule %s: %w", sch.EventID, err)
+	}
+	if res == "closed" {
+		return tier1.ErrClosed
+	}
+	return nil
+}
+
+// Sale reads the {E}:sale hash.
+func (s *Store) Sale(ctx context.Context, eventID string) (tier1.SaleState, bool, error) {
+	cmd := s.rdb.HGetAll(ctx, s.keys.sale(eventID))
+	if err := cmd.Err(); err != nil {
+		return tier1.SaleState{}, false, fmt.Errorf("redisstore: sale %s: %w", eventID, err)
+	}
+	if len(cmd.Val()) == 0 {
+		return tier1.SaleState{}, false, nil
+	}
+	var h saleHash
+	if err := cmd.Scan(&h); err != nil {
+		return tier1.SaleState{}, false, fmt.Errorf("redisstore: sale %s: %w", eventID, err)
+	}
+	st, err := h.state(eventID)
+	if err != nil {
+		return tier1.SaleState{}, false, fmt.Errorf("redisstore: sale %s: %w", eventID, err)
+	}
+	return st, true, nil
+}
+
+func (h saleHash) state(eventID string) (tier1.SaleState, error) {
+	chain, err1 := hex.DecodeString(h.Chain)
+	st := tier1.SaleState{
+		Schedule: tier1.Schedule{
+			EventID: eventID, OpensAt: clock.FromUnixMilli(h.Opens), PrequeueFrom: clock.FromUnixMilli(h.From),
+			Round: h.Round, ChainHash: chain, Now: clock.FromUnixMilli(h.Scheduled),
+		},
+		Closed: h.Closed, ClosedAt: clock.FromUnixMilli(h.ClosedAt),
+		Committed: h.Root != "", N: h.N, Drawn: h.Drawn, DrawnAt: clock.FromUnixMilli(h.DrawnAt),
+	}
+	var errs []error
+	errs = append(errs, err1, decodeHash(h.MRoot, &st.MerkleRoot), decodeHash(h.Root, &st.Root))
+	if h.Drawn {
+		rnd, err2 := hex.DecodeString(h.BRand)
+		sig, err3 := hex.DecodeString(h.BSig)
+		st.Beacon = draw.Beacon{Round: h.BRound, Randomness: rnd, Signature: sig}
+		errs = append(errs, err2, err3)
+	}
+	return st, errors.Join(errs...)
+}
+
+func decodeHash(s string, out *draw.Hash) error {
+	if s == "" {
+		return nil
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(out) {
+		return fmt.Errorf("hash %q malformed", s)
+	}
+	copy(out[:], b)
+	return nil
+}
+
+// AddTicket runs ticket.lua.
+func (s *Store) AddTicket(ctx context.Context, t tier1.NewTicket) (tier1.Ticket, bool, error) {
+	useIdem := "0"
+	if t.IdempotencyKey != "" {
+		useIdem = "1"
+	}
+	keys := []string{s.keys.sale(t.EventID), s.keys.tickets(t.EventID), s.keys.ticketIdem(t.EventID, t.IdempotencyKey)}
+	res, err := ticketScript.Run(ctx, s.rdb, keys,
+		t.RequestID, hex.EncodeToString(t.Hash[:]), t.TTL.Milliseconds(), useIdem, t.Now.UnixMilli()).Slice()
+	if err != nil {
+		return tier1.Ticket{}, false, fmt.Errorf("redisstore: add ticket %s: %w", t.EventID, err)
+	}
+	switch res[0] {
+	case "closed":
+		return tier1.Ticket{}, false, tier1.ErrClosed
+	case "reused":
+		rid, rest, _ := strings.Cut(fmt.Sprint(res[1]), ":")
+		tk, err := decodeTicket(t.EventID, rid, rest)
+		return tk, true, err
+	}
+	return tier1.Ticket{EventID: t.EventID, RequestID: t.RequestID, Hash: t.Hash, CreatedAt: clock.FromUnixMilli(t.Now.UnixMilli())}, false, nil
+}
+
+// decodeTicket reads "<hash hex>:<created ms>".
+func decodeTicket(eventID, requestID, v string) (tier1.Ticket, error) {
+	hs, ms, ok := strings.Cut(v, ":")
+	created, err := strconv.ParseInt(ms, 10, 64)
+	tk := tier1.Ticket{EventID: eventID, RequestID: requestID, CreatedAt: clock.FromUnixMilli(created)}
+	if !ok || err != nil || decodeHash(hs, &tk.Hash) != nil || hs == "" {
+		return tier1.Ticket{}, fmt.Errorf("redisstore: ticket record %q malformed", v)
+	}
+	return tk, nil
+}
+
+// Ticket reads one ticket.
+func (s *Store) Ticket(ctx context.Context, eventID, requestID string) (tier1.Ticket, error) {
+	v, err := s.rdb.HGet(ctx, s.keys.tickets(eventID), requestID).Result()
+	if errors.Is(err, redis.Nil) {
+		return tier1.Ticket{}, tier1.ErrNotFound
+	}
+	if err != nil {
+		return tier1.Ticket{}, fmt.Errorf("redisstore: ticket %s: %w", eventID, err)
+	}
+	return decodeTicket(eventID, requestID, v)
+}
+
+// CloseList runs close.lua.
+func (s *Store) CloseList(ctx context.Context, eventID string, now time.Time) (bool, error) {
+	n, err := closeScript.Run(ctx, s.rdb, []string{s.keys.sale(eventID)}, now.UnixMilli()).Int()
+	if err != nil {
+		return false, fmt.Errorf("redisstore: close %s: %w", eventID, err)
+	}
+	if n < 0 {
+		return false, tier1.ErrNotFound
+	}
+	return n == 1, nil
+}
+
+// ticketScanCount is how many tickets one HSCAN step asks for: a million
+// tickets come back in about a hundred round trips, none blocking Redis long.
+const ticketScanCount = 10_000
+
+// TicketHashes scans the tickets hash.
+func (s *Store) TicketHashes(ctx context.Context, eventID string) ([]draw.Hash, error) {
+	var out []draw.Hash
+	var cursor uint64
+	for {
+		kv, next, err := s.rdb.HScan(ctx, s.keys.tickets(eventID), cursor, "", ticketScanCount).Result()
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: list tickets %s: %w", eventID, err)
+		}
+		for i := 1; i < len(kv); i += 2 {
+			tk, err := decodeTicket(eventID, kv[i-1], kv[i])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, tk.Hash)
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	// HSCAN may return an element twice while the hash rehashes; the list is
+	// closed, so duplicates are only that.
+	return dedupe(out), nil
+}
+
+func dedupe(hs []draw.Hash) []draw.Hash {
+	seen := make(map[draw.Hash]struct{}, len(hs))
+	out := hs[:0]
+	for _, h := range hs {
+		if _, ok := seen[h]; !ok {
+			seen[h] = struct{}{}
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// CommitClose runs commit_close.lua.
+func (s *Store) CommitClose(ctx context.Context, w tier1.CloseWrite) error {
+	args := []any{hex.EncodeToString(w.MerkleRoot[:]), hex.EncodeToString(w.Root[:]), w.N, w.Now.UnixMilli(), w.Shards}
+	for _, c := range w.Counters {
+		args = append(args, c)
+	}
+	res, err := commitCloseScript.Run(ctx, s.rdb,
+		[]string{s.keys.event(w.EventID), s.keys.sale(w.EventID), s.keys.shards(w.EventID)}, args...).Text()
+	if err != nil {
+		return fmt.Errorf("redisstore: commit close %s: %w", w.EventID, err)
+	}
+	switch res {
+	case "ok":
+		return nil
+	case "open":
+		return fmt.Errorf("redisstore: commit close %s: list still open", w.EventID)
+	}
+	return tier1.ErrConflict
+}
+
+// CommitDraw writes the blobs in one pipeline, then runs commit_draw.lua.
+func (s *Store) CommitDraw(ctx context.Context, w tier1.DrawWrite) error {
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, b := range w.Blobs {
+			p.Set(ctx, s.keys.drawBlob(w.EventID, i), b, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redisstore: draw blobs %s: %w", w.EventID, err)
+	}
+	res, err := commitDrawScript.Run(ctx, s.rdb, []string{s.keys.event(w.EventID), s.keys.sale(w.EventID)},
+		w.Beacon.Round, hex.EncodeToString(w.Beacon.Randomness), hex.EncodeToString(w.Beacon.Signature), w.Now.UnixMilli()).Text()
+	if err != nil {
+		return fmt.Errorf("redisstore: commit draw %s: %w", w.EventID, err)
+	}
+	switch res {
+	case "ok":
+		return nil
+	case "open":
+		return fmt.Errorf("redisstore: commit draw %s: R not committed", w.EventID)
+	}
+	return tier1.ErrConflict
+}
+
+// DrawBlob reads one blob.
+func (s *Store) DrawBlob(ctx context.Context, eventID string, i int) ([]byte, error) {
+	b, err := s.rdb.Get(ctx, s.keys.drawBlob(eventID, i)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, tier1.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: draw blob %s/%d: %w", eventID, i, err)
+	}
+	return b, nil
+}
+
+// saleSummary decodes the event hash's sale fields.
+func saleSummary(phase int, opens, from int64, round uint64, root string) (tier1.SaleSummary, error) {
+	sum := tier1.SaleSummary{Phase: phase, OpensAt: clock.FromUnixMilli(opens), PrequeueFrom: clock.FromUnixMilli(from), Round: round}
+	if root != "" {
+		b, err := hex.DecodeString(root)
+		if err != nil {
+			return tier1.SaleSummary{}, fmt.Errorf("sale root %q: %w", root, err)
+		}
+		sum.Root = b
+	}
+	return sum, nil
+}
