@@ -116,7 +116,7 @@ lambdas: ## build bin/<fn>/bootstrap for every Lambda (linux/arm64)
 
 # sam build (BuildMethod: makefile) runs `make build-<LogicalId>` here with
 # ARTIFACTS_DIR set. LogicalId → lambdas/<dir>:
-SAM_FUNCTIONS := AssignFunction:assign CheckFunction:check StatusFunction:status \
+SAM_FUNCTIONS := AssignFunction:assign CheckFunction:check StatusFunction:status DrawFunction:draw \
 	AdminFunction:admin AdvancerFunction:advancer AdmittedConsumerFunction:admitted-consumer
 $(foreach f,$(SAM_FUNCTIONS),$(eval build-$(word 1,$(subst :, ,$(f))): ; $$(LAMBDA_BUILD) -o $$(ARTIFACTS_DIR)/bootstrap ./lambdas/$(word 2,$(subst :, ,$(f)))))
 

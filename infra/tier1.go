@@ -52,7 +52,10 @@ type Tier1Stack struct {
 type lambdaSpec struct {
 	ID, Dir, Description string
 	Timeout              float64
-	Routes               []string
+	// Memory in MB; 0 means 256. A scheduled sale's close and draw hold the
+	// ticket list in memory (docs/draw.md).
+	Memory float64
+	Routes []string
 }
 
 // Tier1Functions are the stack's functions. The routes are the handlers'
@@ -62,8 +65,9 @@ var Tier1Functions = []lambdaSpec{
 	{ID: "AssignFunction", Dir: "assign", Description: "POST /vwr/assign/{eventId}: hand out a position", Timeout: 10, Routes: []string{tier1api.RouteAssign}},
 	{ID: "CheckFunction", Dir: "check", Description: "GET /vwr/check/{eventId}/{requestId}: admit a served visitor", Timeout: 10, Routes: []string{tier1api.RouteCheck}},
 	{ID: "StatusFunction", Dir: "status", Description: "GET /vwr/status/{eventId}: CDN-cacheable event status", Timeout: 10, Routes: []string{tier1api.RouteStatus}},
+	{ID: "DrawFunction", Dir: "draw", Description: "GET /vwr/draw/*: a scheduled sale's verifiable draw (CDN-cacheable, immutable once drawn)", Timeout: 29, Memory: 1024, Routes: []string{tier1api.RouteDraw, tier1api.RouteDrawChunk, tier1api.RouteDrawProof}},
 	{ID: "AdminFunction", Dir: "admin", Description: "/vwr/admin/*: operator routes (AWS_IAM)", Timeout: 10, Routes: tier1api.AdminRoutes},
-	{ID: "AdvancerFunction", Dir: "advancer", Description: "Scheduled serving-counter advancer", Timeout: 0}, // set from the ticks
+	{ID: "AdvancerFunction", Dir: "advancer", Description: "Scheduled serving-counter advancer", Timeout: 0, Memory: 1024}, // set from the ticks
 	{ID: "AdmittedConsumerFunction", Dir: "admitted-consumer", Description: "Counts each SQS admitted notification once per event and minute", Timeout: 10},
 }
 
@@ -171,6 +175,10 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 		if spec.ID == "AdvancerFunction" {
 			timeout = advancerTimeout
 		}
+		memory := spec.Memory
+		if memory == 0 {
+			memory = 256
+		}
 		logs := awslogs.NewLogGroup(stack, jsii.String(strings.TrimSuffix(spec.ID, "Function")+"LogGroup"), &awslogs.LogGroupProps{
 			Retention:     awslogs.RetentionDays_TWO_WEEKS,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
@@ -187,7 +195,7 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 			Architecture: awslambda.Architecture_ARM_64(),
 			Handler:      jsii.String("bootstrap"),
 			Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(props.LambdaDir, spec.Dir)), nil),
-			MemorySize:   jsii.Number(256),
+			MemorySize:   jsii.Number(memory),
 			Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout)),
 			LogGroup:     logs,
 			Environment:  &env,
@@ -209,14 +217,15 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 	}
 	// Only the calls each function makes (internal/tier1/dynamostore,
 	// internal/admitted), on its named tables: the same grants as template.yaml.
-	allow(fn["AssignFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:UpdateItem")
+	allow(fn["AssignFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
 	allow(fn["AssignFunction"], s.Positions.TableArn(), "dynamodb:GetItem", "dynamodb:PutItem")
-	allow(fn["CheckFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem")
+	allow(fn["CheckFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:GetItem")
+	allow(fn["DrawFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem")
 	allow(fn["CheckFunction"], s.Positions.TableArn(), "dynamodb:GetItem")
 	allow(fn["StatusFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem")
-	allow(fn["AdminFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+	allow(fn["AdminFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:GetItem")
 	allow(fn["AdminFunction"], s.Stats.TableArn(), "dynamodb:Query")
-	allow(fn["AdvancerFunction"], s.Events.TableArn(), "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem")
+	allow(fn["AdvancerFunction"], s.Events.TableArn(), "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
 	allow(fn["AdmittedConsumerFunction"], s.Processed.TableArn(), "dynamodb:PutItem")
 	allow(fn["AdmittedConsumerFunction"], s.Stats.TableArn(), "dynamodb:UpdateItem")
 	for _, id := range []string{"AssignFunction", "CheckFunction"} {
