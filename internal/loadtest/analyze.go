@@ -265,7 +265,7 @@ func tier2Inversions(vs []*visitor) int64 {
 		afters = append(afters, x.activatedAfter)
 	}
 	sort.Slice(afters, func(i, j int) bool { return afters[i].After(afters[j]) }) // descending
-	rank := func(t time.Time) int {  // count of afters strictly later than t
+	rank := func(t time.Time) int {                                               // count of afters strictly later than t
 		return sort.Search(len(afters), func(i int) bool { return !afters[i].After(t) })
 	}
 	fw := newMinFenwick(len(afters))

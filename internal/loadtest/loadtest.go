@@ -120,8 +120,8 @@ type Target struct {
 
 // BackendCounts are the target's backend counters since ResetBackend.
 type BackendCounts struct {
-	Tier1Store                        string
-	DynamoReads, DynamoWrites         int64
+	Tier1Store                         string
+	DynamoReads, DynamoWrites          int64
 	HottestItemShare, HottestPartShare float64
 	// Tier2Requests are the Tier 2 HTTP requests the target served; their
 	// Redis commands and round trips (the worker's are not counted).
