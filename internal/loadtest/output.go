@@ -1,12 +1,15 @@
 package loadtest
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 )
 
 // ReportFile is the name of the report in the output folder.
@@ -24,7 +27,37 @@ func WriteOutputs(dir string, res *Result) error {
 	if err := os.WriteFile(filepath.Join(dir, ReportFile), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
+	if err := writeVisits(filepath.Join(dir, VisitsFile), res.Visits); err != nil {
+		return err
+	}
 	return WritePlots(dir, res)
+}
+
+// VisitsFile is every visitor's journey, one CSV row each.
+const VisitsFile = "visitors.csv"
+
+func writeVisits(path string, vs []Visit) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"position", "arrived", "tier1Admitted", "active", "left", "tier2EstimateSeconds", "tier2ActualWaitSeconds"})
+	num := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	for _, v := range vs {
+		_ = w.Write([]string{strconv.FormatInt(v.Position, 10), num(v.Arrived), num(v.Tier1Admit), num(v.Active), num(v.Left), num(v.EstimateWait), num(v.ActualWait)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // Summary prints the few lines a person reads after a rehearsal.
