@@ -177,7 +177,7 @@ func Render(r Results) string {
 	}
 
 	l := r.Loadtest
-	p("\n### 10,000-visitor rehearsal\n\n`%s`\n\n", l.Command)
+	p("\n### %d-visitor rehearsal\n\n`%s`\n\nPlots: [line length](bench/loadtest/queue.svg), [admissions/s](bench/loadtest/admissions.svg), [active vs threshold](bench/loadtest/active.svg), [estimated vs actual wait](bench/loadtest/wait.svg).\n\n", l.Visitors, l.Command)
 	p("| visitors | admitted | lost | inversions T1/T2 | max active / threshold | over-admissions | wait-estimate error median / p90 | requests/s | admissions/s | duration s | Redis cmds per request | Redis bytes per waiter | Tier 2 check p99 ms |\n")
 	p("|---:|---:|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	bpw := "n/a"

@@ -198,8 +198,10 @@ func BenchmarkSuite(b *testing.B) {
 	res.Commands = append(res.Commands, "VWR_TIER1_STORE=dynamodb AWS_ENDPOINT_URL=<moto> vwr loadtest -visitors 800 -rate 100 -shards N -threshold 400 -dwell 1s   # N = 1, 4, 16")
 
 	// The 10,000-visitor rehearsal, on the same redis-server.
+	// Tier 1 releases 400/s while Tier 2 drains 1,000 per 5 s dwell, so a
+	// Tier 2 line forms and its wait estimates are put to the test.
 	ltDir := filepath.Join(root, "bench", "loadtest")
-	args := []string{"loadtest", "-visitors", strconv.Itoa(*benchVisitors), "-rate", "500", "-threshold", "1000", "-dwell", "5s", "-shards", "4", "-out", ltDir, "-quiet"}
+	args := []string{"loadtest", "-visitors", strconv.Itoa(*benchVisitors), "-rate", "500", "-threshold", "1000", "-dwell", "5s", "-shards", "4", "-batch", "400", "-out", "bench/loadtest", "-quiet"}
 	run(b, root, []string{"REDIS_URL=redis://" + own.Addr}, append([]string{filepath.Join(bins, "vwr")}, args...)...)
 	rep := readReport(b, ltDir)
 	res.Loadtest = LoadtestSummary{
