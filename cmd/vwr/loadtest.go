@@ -143,6 +143,8 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 			st.stop()
 		}
 	}()
+	// go-redis reports dial failures during Redis faults itself; into the log, not over the progress bar.
+	redis.SetLogger(redisLogger{logw})
 	env := maps.Clone(environ)
 	setDefault := func(k, v string) {
 		if env[k] == "" {
@@ -338,4 +340,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// redisLogger writes go-redis's own messages to the run's log file.
+type redisLogger struct{ w io.Writer }
+
+func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
+	fmt.Fprintf(l.w, "go-redis: "+format+"\n", v...)
 }

@@ -155,7 +155,7 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 
 // faultRecovery fills each fault's error count and recovery time: the
 // failures from the fault until the next fault (or the end), and the first
-// Tier 2 admission after the last of them.
+// Tier 2 admission after the last of them (whenever it came).
 func (r *run) faultRecovery(fs []FaultReport, vs []*visitor) {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].AtSeconds < fs[j].AtSeconds })
 	var admits []float64
@@ -184,7 +184,7 @@ func (r *run) faultRecovery(fs []FaultReport, vs []*visitor) {
 			continue
 		}
 		k := sort.SearchFloat64s(admits, lastErr)
-		if k < len(admits) && admits[k] < to {
+		if k < len(admits) {
 			rec := round2(admits[k] - from)
 			fs[i].RecoverySeconds = &rec
 		}

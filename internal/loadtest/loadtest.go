@@ -175,7 +175,7 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 			return nil, fmt.Errorf("loadtest: fault %s needs the in-process target (no -base)", f)
 		}
 	}
-	r := &run{cfg: cfg, t: t, rec: newRecorder()}
+	r := &run{cfg: cfg, t: t, rec: newRecorder(), lb: newBalancer(len(t.Tier2))}
 	if err := r.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -204,8 +204,9 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 
 	var bg sync.WaitGroup
 	bgCtx, stopBG := context.WithCancel(ctx)
-	bg.Add(2)
+	bg.Add(3)
 	go func() { defer bg.Done(); r.sample(bgCtx) }()
+	go func() { defer bg.Done(); r.healthChecks(bgCtx) }()
 	go func() { defer bg.Done(); r.faults(bgCtx) }()
 	s.run(ctx, cfg.Visitors)
 	end := cfg.Clock.Now()
@@ -237,6 +238,7 @@ type run struct {
 	cfg   Config
 	t     Target
 	rec   *recorder
+	lb    *balancer
 	start time.Time
 
 	mu         sync.Mutex
@@ -378,3 +380,57 @@ func (r *run) junk(ctx context.Context) {
 }
 
 var errStatus = errors.New("unexpected status")
+
+// balancer stands in for the load balancer in front of the Tier 2
+// instances: a visitor keeps its instance while it is up; an instance that
+// cut a connection is out until its /healthz answers again.
+type balancer struct {
+	up []atomic.Bool
+}
+
+func newBalancer(n int) *balancer {
+	b := &balancer{up: make([]atomic.Bool, n)}
+	for i := range b.up {
+		b.up[i].Store(true)
+	}
+	return b
+}
+
+func (b *balancer) down(i int) { b.up[i].Store(false) }
+
+// pick returns i if it is up, else the next instance that is (i when none is).
+func (b *balancer) pick(i int) int {
+	for k := range len(b.up) {
+		if j := (i + k) % len(b.up); b.up[j].Load() {
+			return j
+		}
+	}
+	return i
+}
+
+// healthChecks probes instances that are out, twice a second.
+func (r *run) healthChecks(ctx context.Context) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for i, base := range r.t.Tier2 {
+			if r.lb.up[i].Load() {
+				continue
+			}
+			hctx, cancel := context.WithTimeout(ctx, time.Second)
+			req, _ := http.NewRequestWithContext(hctx, http.MethodGet, base+"/healthz", nil)
+			if resp, err := r.t.Client.Do(req); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					r.lb.up[i].Store(true)
+				}
+			}
+			cancel()
+		}
+	}
+}

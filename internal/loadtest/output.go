@@ -95,8 +95,11 @@ func Summary(w io.Writer, rep Report) {
 		if f.RecoverySeconds != nil {
 			rec = fmt.Sprintf("admitting again %.1f s later", *f.RecoverySeconds)
 		}
-		if !f.Injected {
+		switch {
+		case !f.Injected:
 			rec = "not injected"
+		case f.Kind == FaultJunkEvents:
+			rec = "running alongside"
 		}
 		fmt.Fprintf(w, "  fault %s at %.1f s: %s, %d errors; %s\n", f.Kind, f.AtSeconds, rec, f.ErrorCount, f.Note)
 	}

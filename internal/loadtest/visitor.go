@@ -107,6 +107,7 @@ func (v *visitor) done() (time.Duration, bool) {
 
 func (v *visitor) api1(path string) string { return v.r.t.Base + "/vwr-api/vwr/" + path }
 func (v *visitor) api2(path string) string {
+	v.tier2 = v.r.lb.pick(v.tier2)
 	return v.r.t.Tier2[v.tier2] + "/api/queue/" + path + "/" + v.r.cfg.Event
 }
 
@@ -241,7 +242,7 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 			v.gaveUp, v.lastStatusError = true, res.status
 			return v.done()
 		case res.status == 0:
-			v.tier2 = (v.tier2 + 1) % len(v.r.t.Tier2) // the balancer takes a dead instance out
+			v.r.lb.down(v.tier2) // the balancer takes a dead instance out
 		}
 		v.failures++
 		return v.backoff(res.retryAfter), false
@@ -273,7 +274,7 @@ func (v *visitor) leave(ctx context.Context) (time.Duration, bool) {
 		return v.done()
 	}
 	if res.status == 0 {
-		v.tier2 = (v.tier2 + 1) % len(v.r.t.Tier2)
+		v.r.lb.down(v.tier2)
 	}
 	v.leaveAttempts++
 	if v.leaveAttempts >= 5 || finalError(res.status) {
