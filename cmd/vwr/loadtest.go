@@ -10,8 +10,10 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +63,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	fs.IntVar(&cfg.Concurrency, "concurrency", 256, "requests in flight at most")
 	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "give up on visitors still waiting after this long")
 	fs.Float64Var(&cfg.JunkRate, "junk-rate", 200, "junk-events: unconfigured event ids per second")
+	sqsDownFor := fs.Duration("sqs-down-for", 10*time.Second, "sqs-down: how long SQS stays unreachable")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	if err := fs.Parse(inv.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,7 +102,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 			return exitError
 		}
 		defer logf.Close()
-		st, err := startLoadtestStack(ctx, inv.Env, cfg, logf)
+		st, err := startLoadtestStack(ctx, inv.Env, cfg, *sqsDownFor, logf)
 		if err != nil {
 			fmt.Fprintf(inv.Stderr, "vwr loadtest: %v\n", err)
 			return exitError
@@ -136,7 +139,7 @@ func (st *loadtestStack) stop() {
 
 // startLoadtestStack starts `vwr local` and a second Tier 2 instance, with
 // the settings a rehearsal needs unless the environment sets them.
-func startLoadtestStack(ctx context.Context, environ map[string]string, cfg loadtest.Config, logw io.Writer) (_ *loadtestStack, err error) {
+func startLoadtestStack(ctx context.Context, environ map[string]string, cfg loadtest.Config, sqsDownFor time.Duration, logw io.Writer) (_ *loadtestStack, err error) {
 	st := &loadtestStack{}
 	defer func() {
 		if err != nil {
@@ -189,6 +192,27 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	st.stops = append(st.stops, s.close)
 	if counter != nil {
 		s.Tier1DynamoOptions = append(s.Tier1DynamoOptions, counter.Register)
+	}
+	// SQS through a proxy the sqs-down fault can cut.
+	var sqsProxy *faultProxy
+	if env["SQS_ENABLED"] == "true" {
+		u, err := url.Parse(env["AWS_ENDPOINT_URL"])
+		if err != nil || u.Host == "" {
+			return nil, errors.New("SQS_ENABLED under vwr loadtest needs AWS_ENDPOINT_URL (moto or LocalStack) so that sqs-down can cut it")
+		}
+		if sqsProxy, err = newFaultProxy(u.Host); err != nil {
+			return nil, err
+		}
+		st.stops = append(st.stops, sqsProxy.Close)
+		s.SQSEndpoint = u.Scheme + "://" + sqsProxy.Addr()
+	}
+	for _, f := range cfg.Faults {
+		if f.Kind == loadtest.FaultSQSDown && sqsProxy == nil {
+			return nil, errors.New("sqs-down needs SQS on: SQS_ENABLED=true, SQS_QUEUE_URL and AWS_ENDPOINT_URL (e.g. moto)")
+		}
+		if f.Kind == loadtest.FaultRedisRestart && s.Miniredis == nil {
+			return nil, errors.New("redis-restart needs the Redis the tool started: unset REDIS_URL")
+		}
 	}
 	rc := &loadtest.RedisCounter{}
 	s.Redis.AddHook(rc)
@@ -279,6 +303,11 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 				}
 				m.FlushAll() // an empty restart: nothing was persisted
 				return "embedded Redis down for 2 s, back empty", nil
+			case loadtest.FaultSQSDown:
+				sqsProxy.SetCut(true)
+				err := sleepCtx(ctx, sqsDownFor)
+				sqsProxy.SetCut(false)
+				return fmt.Sprintf("SQS unreachable for %s; notifications by outcome when it came back: %s", sqsDownFor, sqsOutcomes(s)), err
 			case loadtest.FaultTier2Kill:
 				kill()
 				return "Tier 2 instance 2 of 2 killed (connections cut, worker stopped)", nil
@@ -347,4 +376,27 @@ type redisLogger struct{ w io.Writer }
 
 func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
 	fmt.Fprintf(l.w, "go-redis: "+format+"\n", v...)
+}
+
+// sqsOutcomes reads vwr_sqs_notifications_total by result.
+func sqsOutcomes(s *localStack) string {
+	mfs, err := s.Queue.Metrics.Registry().Gather()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	var parts []string
+	for _, mf := range mfs {
+		if mf.GetName() != "vwr_sqs_notifications_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					parts = append(parts, fmt.Sprintf("%s %.0f", l.GetValue(), m.GetCounter().GetValue()))
+				}
+			}
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }

@@ -87,6 +87,9 @@ type localStack struct {
 	// Tier1DynamoOptions are SDK middlewares for Tier 1's DynamoDB client
 	// (`vwr loadtest` counts operations per partition with them).
 	Tier1DynamoOptions []func(*middleware.Stack) error
+	// SQSEndpoint, when set, is where the SQS notifier sends instead of the
+	// SDK's own endpoint (`vwr loadtest` puts a proxy it can cut there).
+	SQSEndpoint string
 
 	out      io.Writer
 	mux      *http.ServeMux
