@@ -158,7 +158,9 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	// The worker may fill every free slot in one pass.
 	setDefault("QUEUE_ADMISSION_BATCH_SIZE", strconv.FormatInt(min(cfg.Threshold, 10000), 10))
 	setDefault("LOG_LEVEL", "warn")
-	setDefault("QUEUE_OPEN_EVENTS", "true") // the event is configured by the run's threshold call either way
+	// Configured events: the run configures its event through the admin API,
+	// which keeps the threshold in the durable store, and junk ids are refused.
+	setDefault("QUEUE_OPEN_EVENTS", "false")
 	var counter *dynamostore.Counter
 	tier1Store := "redis"
 	if env["VWR_TIER1_STORE"] == "dynamodb" {
