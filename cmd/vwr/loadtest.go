@@ -231,7 +231,7 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := app.Serve(runCtx, ln, tier2Marked(rc, s.mux), s.Log, s.jobs...); err != nil {
+		if err := app.Serve(runCtx, ln, tier2Marked(rc, cfg.Event, s.mux), s.Log, s.jobs...); err != nil {
 			s.Log.Error("loadtest stack", "err", err.Error())
 		}
 	}()
@@ -258,7 +258,7 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 		rdb2.Close()
 		return nil, err
 	}
-	srv2 := &http.Server{Handler: tier2Marked(rc, mux2), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
+	srv2 := &http.Server{Handler: tier2Marked(rc, cfg.Event, mux2), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
 	ctx2, kill2 := context.WithCancel(runCtx)
 	var wg2 sync.WaitGroup
 	wg2.Add(2)
@@ -341,12 +341,13 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	return st, nil
 }
 
-// tier2Marked counts the Redis traffic of Tier 2's public requests (not the
-// admin routes the sampler polls).
-func tier2Marked(rc *loadtest.RedisCounter, h http.Handler) http.Handler {
+// tier2Marked counts the Redis traffic of Tier 2's public requests for the
+// sale's event (not the admin routes the sampler polls, nor junk events).
+func tier2Marked(rc *loadtest.RedisCounter, event string, h http.Handler) http.Handler {
 	marked := rc.Middleware(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/queue/") && !strings.HasPrefix(r.URL.Path, "/api/queue/admin/") {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/api/queue/") && !strings.HasPrefix(p, "/api/queue/admin/") && strings.HasSuffix(p, "/"+event) {
 			marked.ServeHTTP(w, r)
 			return
 		}

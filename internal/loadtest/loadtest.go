@@ -262,6 +262,24 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.admin(ctx, http.MethodPut, r.t.Tier2[0]+"/api/queue/admin/threshold/"+ev, r.t.Tier2AdminToken, body, nil); err != nil {
 		return fmt.Errorf("loadtest: set the Tier 2 threshold of %s: %w", ev, err)
 	}
+	// Every instance must know the event before the first visitor comes:
+	// instances that read event settings from a durable store refresh them
+	// every few seconds.
+	for _, base := range r.t.Tier2 {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := r.admin(ctx, http.MethodGet, base+"/api/queue/admin/stats/"+ev, r.t.Tier2AdminToken, "", nil)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("loadtest: Tier 2 at %s does not know %s after 30 s: %w", base, ev, err)
+			}
+			if clock.Sleep(ctx, 200*time.Millisecond) != nil {
+				return ctx.Err()
+			}
+		}
+	}
 	return nil
 }
 
