@@ -245,7 +245,9 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 		return nil, err
 	}
 	rdb2.AddHook(rc)
-	q2, err := app.Open(s.QueueConfig, app.Options{Redis: rdb2, Clock: s.Clock, Logger: s.Log.With("instance", 2), Notifier: s.QueueOptions.Notifier})
+	opts2 := s.QueueOptions // the same notifier, clock and anything else the first instance got
+	opts2.Redis, opts2.Logger = rdb2, s.Log.With("instance", 2)
+	q2, err := app.Open(s.QueueConfig, opts2)
 	if err != nil {
 		rdb2.Close()
 		return nil, err
