@@ -182,8 +182,8 @@ func BenchmarkSuite(b *testing.B) {
 		env := []string{"REDIS_URL=redis://" + own.Addr, "VWR_TIER1_STORE=dynamodb", "AWS_ENDPOINT_URL=" + moto,
 			"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
 			"VWR_TIER1_EVENTS_TABLE=" + id + "-events", "VWR_TIER1_POSITIONS_TABLE=" + id + "-positions"}
-		const visitors = 800
-		run(b, root, env, filepath.Join(bins, "vwr"), "loadtest", "-visitors", strconv.Itoa(visitors), "-rate", "100", "-shards", strconv.Itoa(shards),
+		const visitors = 2000
+		run(b, root, env, filepath.Join(bins, "vwr"), "loadtest", "-visitors", strconv.Itoa(visitors), "-rate", "200", "-shards", strconv.Itoa(shards),
 			"-threshold", "400", "-dwell", "1s", "-event", "cap"+strconv.Itoa(shards), "-out", dir, "-quiet", "-timeout", "10m")
 		rep := readReport(b, dir)
 		o := rep.BackendOpsPerVisitor
@@ -195,7 +195,7 @@ func BenchmarkSuite(b *testing.B) {
 		res.Tier1Capacity = append(res.Tier1Capacity, t1)
 		b.Logf("tier 1, %d shards: %+v", shards, t1)
 	}
-	res.Commands = append(res.Commands, "VWR_TIER1_STORE=dynamodb AWS_ENDPOINT_URL=<moto> vwr loadtest -visitors 800 -rate 100 -shards N -threshold 400 -dwell 1s   # N = 1, 4, 16")
+	res.Commands = append(res.Commands, "VWR_TIER1_STORE=dynamodb AWS_ENDPOINT_URL=<moto> vwr loadtest -visitors 2000 -rate 200 -shards N -threshold 400 -dwell 1s   # N = 1, 4, 16")
 
 	// The 10,000-visitor rehearsal, on the same redis-server.
 	// Tier 1 releases 400/s while Tier 2 drains 1,000 per 5 s dwell, so a
