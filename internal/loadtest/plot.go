@@ -178,6 +178,9 @@ func activePlot(res *Result) (*plot.Plot, error) {
 	return p, faultMarks(p, res, top)
 }
 
+// maxScatter bounds the points of the wait plot.
+const maxScatter = 2000
+
 func waitPlot(res *Result) (*plot.Plot, error) {
 	p := newPlot("Estimated vs actual Tier 2 wait, per visitor", "actual wait (s)", "estimate shown on joining (s)")
 	var pts plotter.XYs
@@ -187,6 +190,16 @@ func waitPlot(res *Result) (*plot.Plot, error) {
 			pts = append(pts, plotter.XY{X: v.ActualWait, Y: v.EstimateWait})
 			top = math.Max(top, math.Max(v.ActualWait, v.EstimateWait))
 		}
+	}
+	if n := len(pts); n > maxScatter {
+		// Every k-th visitor keeps the SVG small and the picture the same.
+		k := (n + maxScatter - 1) / maxScatter
+		kept := pts[:0]
+		for i := 0; i < n; i += k {
+			kept = append(kept, pts[i])
+		}
+		pts = kept
+		p.Title.Text += fmt.Sprintf(" (every %d. of %d)", k, n)
 	}
 	if len(pts) > 0 {
 		sc, err := plotter.NewScatter(pts)
