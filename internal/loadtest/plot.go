@@ -199,7 +199,7 @@ func waitPlot(res *Result) (*plot.Plot, error) {
 			kept = append(kept, pts[i])
 		}
 		pts = kept
-		p.Title.Text += fmt.Sprintf(" (every %d. of %d)", k, n)
+		p.Title.Text += fmt.Sprintf(" (1 in %d of %d visitors)", k, n)
 	}
 	if len(pts) > 0 {
 		sc, err := plotter.NewScatter(pts)
