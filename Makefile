@@ -142,8 +142,21 @@ test-aws: ## run the DynamoDB and SQS suites against AWS_ENDPOINT_URL (e.g. Loca
 	AWS_ENDPOINT_URL=$(AWS_ENDPOINT_URL) AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	  $(GO) test -count=1 -timeout 20m $(AWS_PKGS)
 
-bench: ## run Go benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# make bench: Go benchmarks of the check path and a CPU profile of it, then
+# bench.BenchmarkSuite (floor vs bin/queue A/B, redis-benchmark, Redis bytes
+# per waiting user, Tier 1 capacity on moto, a 10,000-visitor loadtest),
+# which writes bench/results.json and BENCHMARKS.md's tables. ~10 minutes.
+bench: testenv ## measure everything in BENCHMARKS.md (writes bench/results.json, BENCHMARKS.md, bench/loadtest/)
+	$(GO) test -run '^$$' -bench 'Check' -benchmem -benchtime 20000x ./bench/ | tee bench/gobench.txt
+	$(GO) test -run '^$$' -bench 'CheckHTTP' -benchtime 20000x -cpuprofile bench/cpu.out -o bench/bench.test ./bench/ >/dev/null
+	$(GO) tool pprof -top -nodecount 10 bench/bench.test bench/cpu.out > bench/pprof-top.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkSuite$$' -benchtime 1x -timeout 60m -v ./bench/ $(BENCH_FLAGS)
+	@rm -f bench/bench.test bench/cpu.out
+
+.PHONY: loadtest
+LOADTEST_FLAGS ?= -visitors 10000 -arrival burst -rate 500 -threshold 1000 -dwell 5s
+loadtest: ## rehearse a sale in-process (LOADTEST_FLAGS='-visitors … -fault redis-flush@20s'); output in loadtest-out/
+	$(GO) run ./cmd/vwr loadtest $(LOADTEST_FLAGS) -out loadtest-out
 
 clean: ## remove build output
 	rm -rf bin/ test-output/ .aws-sam/ infra/cdk.out/

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/applog"
@@ -83,6 +84,12 @@ type localStack struct {
 	QueueOptions app.Options
 	// Queue is the assembled Tier 2 runtime (set before Mount runs).
 	Queue *app.App
+	// Tier1DynamoOptions are SDK middlewares for Tier 1's DynamoDB client
+	// (`vwr loadtest` counts operations per partition with them).
+	Tier1DynamoOptions []func(*middleware.Stack) error
+	// SQSEndpoint, when set, is where the SQS notifier sends instead of the
+	// SDK's own endpoint (`vwr loadtest` puts a proxy it can cut there).
+	SQSEndpoint string
 
 	out      io.Writer
 	mux      *http.ServeMux

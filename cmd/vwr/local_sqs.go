@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/vwr-go/vwr/internal/notify"
 )
@@ -18,7 +23,12 @@ func init() {
 			if err != nil {
 				return err
 			}
-			n, err := notify.Open(context.Background(), cfg, notify.Options{Logger: s.Log})
+			var n notify.Notifier
+			if cfg.Enabled && s.SQSEndpoint != "" {
+				n, err = openNotifierAt(cfg, s)
+			} else {
+				n, err = notify.Open(context.Background(), cfg, notify.Options{Logger: s.Log})
+			}
 			if err != nil {
 				return err
 			}
@@ -48,6 +58,17 @@ func init() {
 			return nil
 		},
 	})
+}
+
+// openNotifierAt is notify.Open with the SQS client sent to s.SQSEndpoint
+// (`vwr loadtest` puts a proxy it can cut there).
+func openNotifierAt(cfg notify.Config, s *localStack) (notify.Notifier, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRetryMaxAttempts(1))
+	if err != nil {
+		return nil, fmt.Errorf("notify: load AWS config: %w", err)
+	}
+	client := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.SQSEndpoint) })
+	return notify.New(cfg, client, notify.Options{Logger: s.Log})
 }
 
 func orDefault(v, def string) string {

@@ -125,7 +125,7 @@ func TestDispatch(t *testing.T) {
 		wantOut  string
 	}{
 		{nil, exitUsage, "usage: vwr <command>", ""},
-		{[]string{"loadtest"}, exitUsage, `unknown command "loadtest"`, ""},
+		{[]string{"rehearse"}, exitUsage, `unknown command "rehearse"`, ""},
 		{[]string{"nope"}, exitUsage, `unknown command "nope"`, ""},
 		{[]string{"help"}, exitOK, "", "local "},
 	}

@@ -162,6 +162,18 @@ func localTier1Store(ctx context.Context, s *localStack, cfg tier1app.Config) (t
 	if cfg.Store == tier1app.StoreRedis && cfg.RedisURL == "" {
 		return redisstore.New(s.Redis), "the queue's Redis", nil
 	}
+	if cfg.Store == tier1app.StoreDynamoDB && len(s.Tier1DynamoOptions) > 0 {
+		d := cfg.Dynamo()
+		d.APIOptions = s.Tier1DynamoOptions
+		ds, err := dynamostore.New(ctx, d)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := ds.CreateTables(ctx); err != nil {
+			return nil, "", fmt.Errorf("VWR_TIER1_STORE=dynamodb: %w", err)
+		}
+		return ds, fmt.Sprintf("DynamoDB tables %s and %s", d.EventsTable, d.PositionsTable), nil
+	}
 	store, closeStore, err := tier1store.Open(ctx, cfg.StoreConfig())
 	if err != nil {
 		return nil, "", err

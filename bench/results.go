@@ -1,0 +1,202 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Results is bench/results.json: everything `make bench` measured in one run.
+type Results struct {
+	MeasuredAt string   `json:"measuredAt"`
+	Machine    Machine  `json:"machine"`
+	Versions   Versions `json:"versions"`
+	Commands   []string `json:"commands"`
+
+	// Per scenario (joins, polls, direct), the median of the rounds.
+	CheckServiceRps map[string]float64 `json:"checkServiceRps"`
+	CheckFloorRps   map[string]float64 `json:"checkFloorRps"`
+	CheckRawRps     map[string]float64 `json:"checkRawRps"`
+	// ServiceOverFloor is the median of each round's service/floor ratio;
+	// ServiceOverRaw is the median service rate over redis-benchmark's.
+	ServiceOverFloor         map[string]float64 `json:"serviceOverFloor"`
+	ServiceOverRaw           map[string]float64 `json:"serviceOverRaw"`
+	ServiceCPUMicrosPerCheck map[string]float64 `json:"serviceCpuMicrosPerCheck"`
+	FloorCPUMicrosPerCheck   map[string]float64 `json:"floorCpuMicrosPerCheck"`
+	Rounds                   map[string][]Round `json:"rounds"`
+	LoadGenerator            string             `json:"loadGenerator"`
+
+	RedisBytesPerWaitingUser float64 `json:"redisBytesPerWaitingUser"`
+	RedisBytesUsers          int     `json:"redisBytesUsers"`
+
+	SingleEventCeiling Ceiling `json:"singleEventCeiling"`
+
+	GoBenchmarks []GoBench `json:"goBenchmarks"`
+	PprofTop     []string  `json:"pprofTop"`
+
+	Tier1Capacity []Tier1Capacity `json:"tier1Capacity"`
+	Loadtest      LoadtestSummary `json:"loadtest"`
+}
+
+// Machine is where the figures were measured.
+type Machine struct {
+	Cores     int     `json:"cores"`
+	MemoryGiB float64 `json:"memoryGiB"`
+	CPU       string  `json:"cpu"`
+	Kernel    string  `json:"kernel"`
+	// LoadAverage is /proc/loadavg's 1-minute figure when the run started:
+	// above 0.5 per core, other work shared the machine.
+	LoadAverage float64 `json:"loadAverage"`
+}
+
+// Versions of what ran.
+type Versions struct {
+	Go     string `json:"go"`
+	Redis  string `json:"redis"`
+	Commit string `json:"commit"`
+}
+
+// Round is one A/B pair: the service, then the floor, same load.
+type Round struct {
+	ServiceRps       float64 `json:"serviceRps"`
+	FloorRps         float64 `json:"floorRps"`
+	ServiceCPUMicros float64 `json:"serviceCpuMicros"`
+	FloorCPUMicros   float64 `json:"floorCpuMicros"`
+}
+
+// Ceiling is one event's check rate on one Redis node (every key of an
+// event shares a Cluster slot), and what Tier 1's metering sends at it.
+type Ceiling struct {
+	ChecksPerSecond float64 `json:"checksPerSecond"` // redis-benchmark, check.lua joins, one node
+	// Tier1DefaultBatch and Tier1DefaultTickSeconds are Tier 1's defaults:
+	// at most Batch/Tick new visitors per second reach Tier 2.
+	Tier1DefaultBatch       int     `json:"tier1DefaultBatch"`
+	Tier1DefaultTickSeconds float64 `json:"tier1DefaultTickSeconds"`
+	// PollingChecksPerSecond is what N queued visitors polling at nextPoll 1 s
+	// (positions ≤ 1,000) cost: N checks/s.
+	Note string `json:"note"`
+}
+
+// GoBench is one line of `go test -bench` output.
+type GoBench struct {
+	Name        string  `json:"name"`
+	NsPerOp     float64 `json:"nsPerOp"`
+	BytesPerOp  float64 `json:"bytesPerOp"`
+	AllocsPerOp float64 `json:"allocsPerOp"`
+}
+
+// Tier1Capacity is one `vwr loadtest` with Tier 1 on DynamoDB (moto).
+type Tier1Capacity struct {
+	Shards                     int     `json:"shards"`
+	Visitors                   int     `json:"visitors"`
+	DynamoWritesPerVisitor     float64 `json:"dynamoWritesPerVisitor"`
+	DynamoReadsPerVisitor      float64 `json:"dynamoReadsPerVisitor"`
+	HottestPartitionWriteShare float64 `json:"hottestPartitionWriteShare"`
+	HottestItemWriteShare      float64 `json:"hottestItemWriteShare"`
+	// WritesPerSecondAtLimit is the issue's figure, 1,000 ÷ the hottest
+	// partition's share: all the event's writes/s when that partition
+	// reaches DynamoDB's 1,000 writes/s. ImpliedEnterCapacity divides it by
+	// writes per enter.
+	WritesPerSecondAtLimit float64 `json:"writesPerSecondAtLimit"`
+	ImpliedEnterCapacity   float64 `json:"impliedEnterCapacity"`
+}
+
+// LoadtestSummary is the 10,000-visitor rehearsal's headline figures.
+type LoadtestSummary struct {
+	Command                 string   `json:"command"`
+	Visitors                int64    `json:"visitors"`
+	Admitted                int64    `json:"admitted"`
+	LostVisitors            int64    `json:"lostVisitors"`
+	InversionsTier1         int64    `json:"inversionsTier1"`
+	InversionsTier2         int64    `json:"inversionsTier2"`
+	MaxActive               int64    `json:"maxActive"`
+	Threshold               int64    `json:"threshold"`
+	OverAdmissions          int64    `json:"overAdmissions"`
+	WaitErrorMedian         float64  `json:"waitErrorMedian"`
+	WaitErrorP90            float64  `json:"waitErrorP90"`
+	RequestsPerSecond       float64  `json:"requestsPerSecond"`
+	AdmissionsPerSecond     float64  `json:"admissionsPerSecond"`
+	DurationSeconds         float64  `json:"durationSeconds"`
+	RedisCommandsPerRequest float64  `json:"redisCommandsPerRequest"`
+	RedisBytesPerWaiter     *float64 `json:"redisBytesPerWaiter"`
+	Tier2CheckP99Ms         float64  `json:"tier2CheckP99Ms"`
+}
+
+// Scenarios in the order the table shows them.
+var Scenarios = []string{"joins", "polls", "direct"}
+
+// Markers around the generated part of BENCHMARKS.md.
+const (
+	BeginMarker = "<!-- BEGIN GENERATED FROM bench/results.json (go test ./bench -run TestBenchmarksMD -update) -->"
+	EndMarker   = "<!-- END GENERATED -->"
+)
+
+// Render is the generated part of BENCHMARKS.md, markers included.
+func Render(r Results) string {
+	var b bytes.Buffer
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("%s\n\n", BeginMarker)
+	m := r.Machine
+	p("Measured %s on %d cores, %.0f GiB RAM (%s, Linux %s); 1-minute load average %.2f when the run started. ", r.MeasuredAt, m.Cores, m.MemoryGiB, m.CPU, m.Kernel, m.LoadAverage)
+	p("Go %s, Redis %s, vwr commit %s.\n\n", r.Versions.Go, r.Versions.Redis, r.Versions.Commit)
+
+	p("### Tier 2 check: service vs floor vs Redis alone\n\n")
+	p("%s\n\n", r.LoadGenerator)
+	p("| scenario | bin/queue checks/s | floor checks/s | redis-benchmark EVALSHA/s | service ÷ floor (median of rounds) | service ÷ raw | CPU µs per check: service | floor |\n")
+	p("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, sc := range Scenarios {
+		p("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %.1f | %.1f |\n", sc, r.CheckServiceRps[sc], r.CheckFloorRps[sc], r.CheckRawRps[sc],
+			r.ServiceOverFloor[sc], r.ServiceOverRaw[sc], r.ServiceCPUMicrosPerCheck[sc], r.FloorCPUMicrosPerCheck[sc])
+	}
+	p("\nRounds (A = bin/queue, B = floor, interleaved A/B/A/B):\n\n")
+	p("| scenario | round | bin/queue/s | floor/s | ratio |\n|---|---:|---:|---:|---:|\n")
+	for _, sc := range Scenarios {
+		for i, rd := range r.Rounds[sc] {
+			ratio := 0.0
+			if rd.FloorRps > 0 {
+				ratio = rd.ServiceRps / rd.FloorRps
+			}
+			p("| %s | %d | %.0f | %.0f | %.2f |\n", sc, i+1, rd.ServiceRps, rd.FloorRps, ratio)
+		}
+	}
+
+	p("\n### Redis memory\n\n")
+	p("%.0f bytes per waiting user, from MEMORY USAGE over every key of one event after %d users joined its line.\n", r.RedisBytesPerWaitingUser, r.RedisBytesUsers)
+
+	c := r.SingleEventCeiling
+	p("\n### Single-event ceiling\n\n")
+	p("One node runs `check.lua` for new users at %.0f/s (redis-benchmark, above). %s\n", c.ChecksPerSecond, c.Note)
+
+	p("\n### Tier 1 capacity on DynamoDB (moto)\n\n")
+	p("Each enter picks one of the event's shards at random, so the hottest shard carries a little more than 1/shards of the shard writes; the gap closes as a sale grows. The last column divides by the writes per enter (the shard increment, the position record and the idempotency record, which have partition keys of their own, plus the advancer's raises).\n\n")
+	p("| shards | visitors | writes/visitor | reads/visitor | hottest partition's share of writes | 1,000 ÷ share (writes/s) | implied enters/s per event |\n")
+	p("|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, t := range r.Tier1Capacity {
+		p("| %d | %d | %.2f | %.2f | %.4f | %.0f | %.0f |\n", t.Shards, t.Visitors, t.DynamoWritesPerVisitor, t.DynamoReadsPerVisitor,
+			t.HottestPartitionWriteShare, t.WritesPerSecondAtLimit, t.ImpliedEnterCapacity)
+	}
+
+	l := r.Loadtest
+	p("\n### %d-visitor rehearsal\n\n`%s`\n\nPlots: [line length](bench/loadtest/queue.svg), [admissions/s](bench/loadtest/admissions.svg), [active vs threshold](bench/loadtest/active.svg), [estimated vs actual wait](bench/loadtest/wait.svg).\n\n", l.Visitors, l.Command)
+	p("| visitors | admitted | lost | inversions T1/T2 | max active / threshold | over-admissions | wait-estimate error median / p90 | requests/s | admissions/s | duration s | Redis cmds per request | Redis bytes per waiter | Tier 2 check p99 ms |\n")
+	p("|---:|---:|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	bpw := "n/a"
+	if l.RedisBytesPerWaiter != nil {
+		bpw = fmt.Sprintf("%.0f", *l.RedisBytesPerWaiter)
+	}
+	p("| %d | %d | %d | %d / %d | %d / %d | %d | %.0f %% / %.0f %% | %.0f | %.1f | %.1f | %.2f | %s | %.1f |\n",
+		l.Visitors, l.Admitted, l.LostVisitors, l.InversionsTier1, l.InversionsTier2, l.MaxActive, l.Threshold, l.OverAdmissions,
+		100*l.WaitErrorMedian, 100*l.WaitErrorP90, l.RequestsPerSecond, l.AdmissionsPerSecond, l.DurationSeconds, l.RedisCommandsPerRequest, bpw, l.Tier2CheckP99Ms)
+
+	p("\n### Go benchmarks of the check path\n\n| benchmark | ns/op | B/op | allocs/op |\n|---|---:|---:|---:|\n")
+	gb := append([]GoBench{}, r.GoBenchmarks...)
+	sort.SliceStable(gb, func(i, j int) bool { return gb[i].Name < gb[j].Name })
+	for _, g := range gb {
+		p("| %s | %.0f | %.0f | %.0f |\n", g.Name, g.NsPerOp, g.BytesPerOp, g.AllocsPerOp)
+	}
+	p("\n### CPU profile of BenchmarkCheckHTTP (top 10, flat)\n\n```\n%s\n```\n", strings.Join(r.PprofTop, "\n"))
+
+	p("\nCommands, in the order `make bench` runs them:\n\n```sh\n%s\n```\n\n%s\n", strings.Join(r.Commands, "\n"), EndMarker)
+	return b.String()
+}

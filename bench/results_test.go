@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vwr-go/vwr/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite BENCHMARKS.md's generated part from bench/results.json")
+
+// TestBenchmarksMD keeps BENCHMARKS.md's figures exactly those of
+// bench/results.json, which only `make bench` writes: nobody edits a figure
+// by hand.
+func TestBenchmarksMD(t *testing.T) {
+	t.Parallel()
+	root := testenv.RepoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Results
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("bench/results.json: %v", err)
+	}
+	for _, sc := range Scenarios {
+		if r.CheckServiceRps[sc] <= 0 || r.CheckFloorRps[sc] <= 0 || r.CheckRawRps[sc] <= 0 || len(r.Rounds[sc]) == 0 {
+			t.Errorf("scenario %s has no measurement", sc)
+		}
+	}
+	if r.RedisBytesPerWaitingUser <= 0 || len(r.Tier1Capacity) != 3 || r.Loadtest.Visitors == 0 {
+		t.Errorf("results.json lacks figures: %+v", r)
+	}
+	path := filepath.Join(root, "BENCHMARKS.md")
+	if *update {
+		if err := updateMD(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), Render(r)) {
+		t.Fatal("BENCHMARKS.md differs from bench/results.json: run `make bench`, or `go test ./bench -run TestBenchmarksMD -update` after editing the prose of Render")
+	}
+}

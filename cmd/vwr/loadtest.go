@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vwr-go/vwr/internal/loadtest"
+	"github.com/vwr-go/vwr/internal/redisconn"
+	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
+	"github.com/vwr-go/vwr/services/queue/app"
+)
+
+// `vwr loadtest` rehearses a sale (internal/loadtest). Without -base it
+// starts its own stack in this process: `vwr local` (Tier 1, one Tier 2
+// instance and its worker) plus a second Tier 2 instance on the same Redis,
+// so that tier2-kill has one to kill. Tier 1 keeps its state apart from
+// Tier 2's Redis, as DynamoDB does in production: on an embedded Redis of
+// its own, or on DynamoDB when VWR_TIER1_STORE=dynamodb (moto locally).
+
+func init() {
+	register(&command{
+		name:    "loadtest",
+		summary: "rehearse a sale: simulated visitors, faults, report.json and plots",
+		run:     runLoadtest,
+	})
+}
+
+func runLoadtest(ctx context.Context, inv invocation) int {
+	fs := flag.NewFlagSet("vwr loadtest", flag.ContinueOnError)
+	fs.SetOutput(inv.Stderr)
+	var cfg loadtest.Config
+	var faults loadtest.Faults
+	fs.IntVar(&cfg.Visitors, "visitors", 10000, "visitors to simulate")
+	fs.StringVar(&cfg.Arrival, "arrival", loadtest.ArrivalBurst, "arrival curve: burst (constant flood), poisson or ramp (0 → rate)")
+	fs.Float64Var(&cfg.Rate, "rate", 500, "arrivals per second")
+	base := fs.String("base", "", "URL of a running vwr (Tier 1 at /vwr-api, Tier 2 at /api/queue); empty: start one in this process")
+	fs.IntVar(&cfg.Shards, "shards", 4, "Tier 1 counter shards for the event")
+	fs.Int64Var(&cfg.Threshold, "threshold", 500, "Tier 2 threshold for the event")
+	out := fs.String("out", "loadtest-out", "folder for report.json and the SVG plots")
+	fs.Var(&faults, "fault", "KIND@DURATION after the first arrival, repeatable; KIND: "+strings.Join(loadtest.FaultKinds, ", "))
+	fs.DurationVar(&cfg.Dwell, "dwell", 5*time.Second, "how long an admitted visitor stays before leaving (±20 %)")
+	fs.IntVar(&cfg.Batch, "batch", 0, "Tier 1 advance per tick (default threshold ÷ dwell in seconds)")
+	fs.StringVar(&cfg.Event, "event", "loadtest", "event id")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for arrivals and jitter")
+	fs.IntVar(&cfg.Concurrency, "concurrency", 256, "requests in flight at most")
+	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "give up on visitors still waiting after this long")
+	fs.Float64Var(&cfg.JunkRate, "junk-rate", 200, "junk-events: unconfigured event ids per second")
+	sqsDownFor := fs.Duration("sqs-down-for", 10*time.Second, "sqs-down: how long SQS stays unreachable")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := fs.Parse(inv.Args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(inv.Stderr, "vwr loadtest: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	if cfg.Visitors < 1 || cfg.Threshold < 1 || cfg.Shards < 1 || cfg.Concurrency < 1 {
+		fmt.Fprintln(inv.Stderr, "vwr loadtest: -visitors, -threshold, -shards and -concurrency must be at least 1")
+		return exitUsage
+	}
+	cfg.Faults = faults
+	if !*quiet {
+		cfg.Progress = inv.Stderr
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintf(inv.Stderr, "vwr loadtest: %v\n", err)
+		return exitError
+	}
+
+	var target loadtest.Target
+	if *base != "" {
+		target = loadtest.Target{
+			Describe: *base, Base: strings.TrimRight(*base, "/"),
+			Tier1AdminToken: orDefault(inv.getenv("VWR_ADMIN_TOKEN"), localAdminToken),
+			Tier2AdminToken: orDefault(inv.getenv("QUEUE_ADMIN_TOKEN"), localAdminToken),
+		}
+	} else {
+		logf, err := os.Create(filepath.Join(*out, "vwr.log"))
+		if err != nil {
+			fmt.Fprintf(inv.Stderr, "vwr loadtest: %v\n", err)
+			return exitError
+		}
+		defer logf.Close()
+		st, err := startLoadtestStack(ctx, inv.Env, cfg, *sqsDownFor, logf)
+		if err != nil {
+			fmt.Fprintf(inv.Stderr, "vwr loadtest: %v\n", err)
+			return exitError
+		}
+		defer st.stop()
+		target = st.target
+	}
+	res, err := loadtest.Run(ctx, cfg, target)
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "vwr loadtest: %v\n", err)
+		return exitError
+	}
+	if err := loadtest.WriteOutputs(*out, res); err != nil {
+		fmt.Fprintf(inv.Stderr, "vwr loadtest: %v\n", err)
+		return exitError
+	}
+	loadtest.Summary(inv.Stdout, res.Report)
+	fmt.Fprintf(inv.Stdout, "  wrote %s and %s, %s, %s, %s in %s\n", loadtest.ReportFile,
+		loadtest.PlotQueue, loadtest.PlotAdmissions, loadtest.PlotActive, loadtest.PlotWait, *out)
+	return exitOK
+}
+
+// loadtestStack is the in-process system under test.
+type loadtestStack struct {
+	target loadtest.Target
+	stops  []func()
+}
+
+func (st *loadtestStack) stop() {
+	for i := len(st.stops) - 1; i >= 0; i-- {
+		st.stops[i]()
+	}
+}
+
+// startLoadtestStack starts `vwr local` and a second Tier 2 instance, with
+// the settings a rehearsal needs unless the environment sets them.
+func startLoadtestStack(ctx context.Context, environ map[string]string, cfg loadtest.Config, sqsDownFor time.Duration, logw io.Writer) (_ *loadtestStack, err error) {
+	st := &loadtestStack{}
+	defer func() {
+		if err != nil {
+			st.stop()
+		}
+	}()
+	// go-redis reports dial failures during Redis faults itself; into the log, not over the progress bar.
+	redis.SetLogger(redisLogger{logw})
+	env := maps.Clone(environ)
+	setDefault := func(k, v string) {
+		if env[k] == "" {
+			env[k] = v
+		}
+	}
+	setDefault("ADVANCER_TICK_SECONDS", "1")
+	// The worker may fill every free slot in one pass.
+	setDefault("QUEUE_ADMISSION_BATCH_SIZE", strconv.FormatInt(min(cfg.Threshold, 10000), 10))
+	setDefault("LOG_LEVEL", "warn")
+	// Configured events: the run configures its event through the admin API,
+	// which keeps the threshold in the durable store, and junk ids are refused.
+	setDefault("QUEUE_OPEN_EVENTS", "false")
+	var counter *dynamostore.Counter
+	tier1Store := "redis"
+	if env["VWR_TIER1_STORE"] == "dynamodb" {
+		tier1Store = "dynamodb"
+		counter = dynamostore.NewCounter()
+	} else {
+		// Tier 1 apart from Tier 2's Redis, so a Redis fault hits Tier 2 only.
+		m1, err := miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("start Tier 1's embedded Redis: %w", err)
+		}
+		st.stops = append(st.stops, m1.Close)
+		env["VWR_TIER1_STORE"], env["VWR_TIER1_REDIS_URL"] = "redis", "redis://"+m1.Addr()
+		fastForwardJob(ctx, st, m1)
+	}
+
+	// The extensions' flags at their defaults, as a plain `vwr local` has them.
+	lfs := flag.NewFlagSet("vwr local", flag.ContinueOnError)
+	for _, e := range localExtensions {
+		if e.Flags != nil {
+			e.Flags(lfs)
+		}
+	}
+	if err := lfs.Parse(nil); err != nil {
+		return nil, err
+	}
+	s, err := newLocalStack("127.0.0.1:0", env, logw, logw)
+	if err != nil {
+		return nil, err
+	}
+	st.stops = append(st.stops, s.close)
+	if counter != nil {
+		s.Tier1DynamoOptions = append(s.Tier1DynamoOptions, counter.Register)
+	}
+	// SQS through a proxy the sqs-down fault can cut.
+	var sqsProxy *faultProxy
+	if env["SQS_ENABLED"] == "true" {
+		u, err := url.Parse(env["AWS_ENDPOINT_URL"])
+		if err != nil || u.Host == "" {
+			return nil, errors.New("SQS_ENABLED under vwr loadtest needs AWS_ENDPOINT_URL (moto or LocalStack) so that sqs-down can cut it")
+		}
+		if sqsProxy, err = newFaultProxy(u.Host); err != nil {
+			return nil, err
+		}
+		st.stops = append(st.stops, sqsProxy.Close)
+		s.SQSEndpoint = u.Scheme + "://" + sqsProxy.Addr()
+	}
+	for _, f := range cfg.Faults {
+		if f.Kind == loadtest.FaultSQSDown && sqsProxy == nil {
+			return nil, errors.New("sqs-down needs SQS on: SQS_ENABLED=true, SQS_QUEUE_URL and AWS_ENDPOINT_URL (e.g. moto)")
+		}
+		if f.Kind == loadtest.FaultRedisRestart && s.Miniredis == nil {
+			return nil, errors.New("redis-restart needs the Redis the tool started: unset REDIS_URL")
+		}
+	}
+	rc := &loadtest.RedisCounter{}
+	s.Redis.AddHook(rc)
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if err := s.assemble(runCtx); err != nil {
+		cancel()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := app.Serve(runCtx, ln, tier2Marked(rc, cfg.Event, s.mux), s.Log, s.jobs...); err != nil {
+			s.Log.Error("loadtest stack", "err", err.Error())
+		}
+	}()
+	st.stops = append(st.stops, func() { cancel(); <-served })
+
+	// The second Tier 2 instance: its own client, server and worker.
+	var rdb2 redis.UniversalClient
+	if s.Miniredis != nil {
+		rdb2 = redis.NewClient(&redis.Options{Addr: s.Miniredis.Addr()})
+	} else if rdb2, err = redisconn.Open(s.QueueConfig.RedisURL, s.QueueConfig.RedisClusterAddrs); err != nil {
+		return nil, err
+	}
+	rdb2.AddHook(rc)
+	opts2 := s.QueueOptions // the same notifier, clock and anything else the first instance got
+	opts2.Redis, opts2.Logger = rdb2, s.Log.With("instance", 2)
+	q2, err := app.Open(s.QueueConfig, opts2)
+	if err != nil {
+		rdb2.Close()
+		return nil, err
+	}
+	mux2 := http.NewServeMux()
+	q2.API.Register(mux2)
+	q2.Preload(runCtx)
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		rdb2.Close()
+		return nil, err
+	}
+	srv2 := &http.Server{Handler: tier2Marked(rc, cfg.Event, mux2), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
+	ctx2, kill2 := context.WithCancel(runCtx)
+	var wg2 sync.WaitGroup
+	jobs := q2.Jobs() // the worker, the settings refresh and the clock sync
+	wg2.Add(1 + len(jobs))
+	go func() { defer wg2.Done(); _ = srv2.Serve(ln2) }()
+	for _, job := range jobs {
+		go func() { defer wg2.Done(); job(ctx2) }()
+	}
+	var killOnce sync.Once
+	kill := func() {
+		killOnce.Do(func() {
+			_ = srv2.Close() // abrupt: open connections are cut, as a crash would
+			kill2()
+			wg2.Wait()
+			_ = q2.Close()
+			_ = rdb2.Close()
+		})
+	}
+	st.stops = append(st.stops, kill)
+
+	base1, base2 := "http://"+ln.Addr().String(), "http://"+ln2.Addr().String()
+	redisDesc := "embedded Redis"
+	if s.Miniredis == nil {
+		redisDesc = "Redis at " + redisconn.Describe(s.Redis)
+	}
+	st.target = loadtest.Target{
+		Describe:        fmt.Sprintf("in-process vwr local (Tier 1 on %s, two Tier 2 instances on %s)", tier1Store, redisDesc),
+		Base:            base1,
+		Tier2:           []string{base1, base2},
+		Tier1AdminToken: orDefault(env["VWR_ADMIN_TOKEN"], localAdminToken),
+		Tier2AdminToken: s.QueueConfig.AdminToken,
+		Inject: func(ctx context.Context, kind string) (string, error) {
+			switch kind {
+			case loadtest.FaultRedisFlush:
+				return "FLUSHALL on Tier 2's Redis", s.Redis.FlushAll(ctx).Err()
+			case loadtest.FaultRedisRestart:
+				m := s.Miniredis
+				if m == nil {
+					return "", errors.New("redis-restart needs the Redis the tool started (unset REDIS_URL)")
+				}
+				m.Close()
+				if err := sleepCtx(ctx, 2*time.Second); err != nil {
+					return "", err
+				}
+				if err := m.Restart(); err != nil {
+					return "", err
+				}
+				m.FlushAll() // an empty restart: nothing was persisted
+				return "embedded Redis down for 2 s, back empty", nil
+			case loadtest.FaultSQSDown:
+				sqsProxy.SetCut(true)
+				err := sleepCtx(ctx, sqsDownFor)
+				sqsProxy.SetCut(false)
+				return fmt.Sprintf("SQS unreachable for %s; notifications by outcome when it came back: %s", sqsDownFor, sqsOutcomes(s)), err
+			case loadtest.FaultTier2Kill:
+				kill()
+				return "Tier 2 instance 2 of 2 killed (connections cut, worker stopped)", nil
+			}
+			return "", fmt.Errorf("%s is not supported by the in-process target", kind)
+		},
+		Backend: func() loadtest.BackendCounts {
+			req, cmds, trips := rc.Counts()
+			b := loadtest.BackendCounts{Tier1Store: tier1Store, Tier2Requests: req, RedisCommands: cmds, RedisRoundTrips: trips}
+			if counter != nil {
+				cs := counter.Stats()
+				b.DynamoReads, b.DynamoWrites = cs.Reads, cs.Writes
+				b.HottestItemShare, b.HottestPartShare = cs.HottestWriteShare(), cs.HottestPartitionWriteShare()
+			}
+			return b
+		},
+		ResetBackend: func() {
+			rc.Reset()
+			if counter != nil {
+				counter.Reset()
+			}
+		},
+	}
+	if s.Miniredis == nil {
+		st.target.RedisMemory = func(ctx context.Context, event string) (int64, error) {
+			return loadtest.EventMemory(ctx, s.Redis, event)
+		}
+	}
+	return st, nil
+}
+
+// tier2Marked counts the Redis traffic of Tier 2's public requests for the
+// sale's event (not the admin routes the sampler polls, nor junk events).
+func tier2Marked(rc *loadtest.RedisCounter, event string, h http.Handler) http.Handler {
+	marked := rc.Middleware(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/api/queue/") && !strings.HasPrefix(p, "/api/queue/admin/") && strings.HasSuffix(p, "/"+event) {
+			marked.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// fastForwardJob keeps an embedded Redis's TTL clock moving until the stack stops.
+func fastForwardJob(ctx context.Context, st *loadtestStack, m *miniredis.Miniredis) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); fastForward(ctx, m) }()
+	st.stops = append(st.stops, func() { cancel(); <-done })
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// redisLogger writes go-redis's own messages to the run's log file.
+type redisLogger struct{ w io.Writer }
+
+func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
+	fmt.Fprintf(l.w, "go-redis: "+format+"\n", v...)
+}
+
+// sqsOutcomes reads vwr_sqs_notifications_total by result.
+func sqsOutcomes(s *localStack) string {
+	mfs, err := s.Queue.Metrics.Registry().Gather()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	var parts []string
+	for _, mf := range mfs {
+		if mf.GetName() != "vwr_sqs_notifications_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					parts = append(parts, fmt.Sprintf("%s %.0f", l.GetValue(), m.GetCounter().GetValue()))
+				}
+			}
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}

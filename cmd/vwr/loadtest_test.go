@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vwr-go/vwr/internal/loadtest"
+	"github.com/vwr-go/vwr/internal/testenv"
+)
+
+// runLoadtestCLI runs `vwr loadtest` with args into a temporary folder and
+// returns the folder and stdout.
+func runLoadtestCLI(t *testing.T, env map[string]string, args ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	args = append([]string{"loadtest", "-out", dir, "-quiet"}, args...)
+	if code := dispatch(context.Background(), invocation{Args: args, Stdout: &out, Stderr: &errb, Env: env}); code != exitOK {
+		t.Fatalf("vwr %s: exit %d\nstderr: %s\nstdout: %s", strings.Join(args, " "), code, errb.String(), out.String())
+	}
+	return dir, out.String()
+}
+
+func readReport(t *testing.T, dir string) (loadtest.Report, map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, loadtest.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep loadtest.Report
+	var raw map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return rep, raw
+}
+
+// TestLoadtestReportSchema: report.json has exactly the issue's top-level
+// keys, every documented field, and values that make sense together; the
+// plots are SVG; the summary is printed. Junk events run alongside, so the
+// faults list is exercised too.
+func TestLoadtestReportSchema(t *testing.T) {
+	dir, stdout := runLoadtestCLI(t, map[string]string{},
+		"-visitors", "300", "-rate", "150", "-threshold", "30", "-dwell", "500ms", "-shards", "2",
+		"-event", testenv.UniqueID(t), "-fault", "junk-events@1s", "-junk-rate", "20", "-timeout", "3m")
+	rep, raw := readReport(t, dir)
+
+	want := []string{"visitors", "errors", "latencyMs", "throughputPerSecond", "inversions", "maxActive", "threshold",
+		"overAdmissions", "waitEstimateError", "backendOpsPerVisitor", "redisBytesPerWaiter", "lostVisitors", "faults"}
+	if len(raw) != len(want) {
+		t.Errorf("top-level keys %v, want exactly %v", keys(raw), want)
+	}
+	for _, k := range want {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("report.json lacks %q", k)
+		}
+	}
+	nested := map[string][]string{
+		"inversions":           {"tier1", "tier2"},
+		"waitEstimateError":    {"median", "p90"},
+		"backendOpsPerVisitor": {"dynamoReads", "dynamoWrites", "hottestItemWriteShare", "hottestPartitionWriteShare", "redisCommandsPerRequest"},
+		"throughputPerSecond":  {"requests", "admissions"},
+	}
+	for k, fields := range nested {
+		m, _ := raw[k].(map[string]any)
+		for _, f := range fields {
+			if _, ok := m[f]; !ok {
+				t.Errorf("%s lacks %q", k, f)
+			}
+		}
+	}
+
+	v := rep.Visitors
+	if v.Total != 300 || v.Admitted != 300 || v.Left != 300 || v.Unfinished != 0 || rep.LostVisitors != 0 {
+		t.Errorf("visitors %+v, lost %d: want all 300 admitted and gone", v, rep.LostVisitors)
+	}
+	if rep.Threshold != 30 || rep.MaxActive < 1 || rep.MaxActive > rep.Threshold || rep.OverAdmissions != 0 {
+		t.Errorf("maxActive %d, threshold %d, overAdmissions %d", rep.MaxActive, rep.Threshold, rep.OverAdmissions)
+	}
+	if rep.Inversions.Tier1 != 0 || rep.Inversions.Tier2 != 0 {
+		t.Errorf("inversions %+v", rep.Inversions)
+	}
+	for _, ep := range []string{"tier1.assign", "tier1.status", "tier1.check", "tier2.check", "tier2.leave"} {
+		l, ok := rep.LatencyMs[ep]
+		if !ok || l.Count == 0 || l.P50 <= 0 || l.P50 > l.P95 || l.P95 > l.P99 {
+			t.Errorf("latency %s = %+v", ep, l)
+		}
+	}
+	if n := rep.LatencyMs["tier1.assign"].Count; n != 300 {
+		t.Errorf("%d Tier 1 enters, want one per visitor", n)
+	}
+	tp := rep.ThroughputPerSecond
+	if tp.Requests <= 0 || tp.Admissions <= 0 || tp.PeakAdmissions < 1 || v.DurationSeconds <= 0 {
+		t.Errorf("throughput %+v over %v s", tp, v.DurationSeconds)
+	}
+	w := rep.WaitEstimateError
+	if w.Samples < 1 || w.Median < 0 || w.P90 < w.Median {
+		t.Errorf("waitEstimateError %+v", w)
+	}
+	b := rep.BackendOpsPerVisitor
+	// A Tier 2 request is one round trip (check: EVALSHA pipelined with
+	// SADD; leave: one script), apart from the rare relist of an event the
+	// worker retired (two more), which the junk events cause.
+	if b.Tier1Store != "redis" || b.RedisRoundTripsPerRequest < 1 || b.RedisRoundTripsPerRequest > 1.1 || b.RedisCommandsPerRequest < 1 || b.RedisCommandsPerRequest > 2 {
+		t.Errorf("backendOpsPerVisitor %+v", b)
+	}
+	if rep.RedisBytesPerWaiter != nil {
+		t.Errorf("redisBytesPerWaiter %v on embedded Redis, which has no MEMORY USAGE", *rep.RedisBytesPerWaiter)
+	}
+	if len(rep.Faults) != 1 || rep.Faults[0].Kind != loadtest.FaultJunkEvents || !rep.Faults[0].Injected {
+		t.Errorf("faults %+v", rep.Faults)
+	}
+	if len(rep.Errors["junk.assign"]) != 0 || rep.LatencyMs["junk.check"].Count == 0 {
+		t.Errorf("junk traffic: errors %v, latency %+v", rep.Errors, rep.LatencyMs["junk.check"])
+	}
+	for _, name := range []string{loadtest.PlotQueue, loadtest.PlotAdmissions, loadtest.PlotActive, loadtest.PlotWait} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("%s: %v, not an SVG", name, err)
+		}
+	}
+	if !strings.Contains(stdout, "300 visitors (burst at 150/s)") || !strings.Contains(stdout, "inversions") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}

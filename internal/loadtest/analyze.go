@@ -1,0 +1,347 @@
+package loadtest
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Visit is one visitor's journey, in seconds since the first arrival (NaN
+// where a stage was never reached).
+type Visit struct {
+	Position     int64
+	Arrived      float64
+	Tier1Admit   float64
+	Active       float64
+	Left         float64
+	EstimateWait float64 // Tier 2's estimate at the first queued answer (NaN: direct entry)
+	ActualWait   float64 // first queued answer to active
+}
+
+func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Result {
+	rc := r.rec
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+
+	sec := func(t time.Time) float64 {
+		if t.IsZero() {
+			return math.NaN()
+		}
+		return r.since(t)
+	}
+	rep := Report{
+		Errors:    map[string]map[string]int64{},
+		LatencyMs: rc.latencyReport(),
+		Threshold: r.cfg.Threshold,
+		Faults:    append([]FaultReport{}, r.faultsDone...),
+	}
+	for ep, m := range rc.errors() {
+		rep.Errors[ep] = m
+	}
+	vr := VisitorsReport{Total: int64(len(vs)), Arrival: r.cfg.Arrival, RatePerSecond: r.cfg.Rate, Seed: r.cfg.Seed, Target: r.t.Describe}
+	var last time.Time
+	var enters int64
+	visits := make([]Visit, len(vs))
+	var w2, w1 []float64
+	for i, v := range vs {
+		switch {
+		case v.stage != stageDone:
+			vr.Unfinished++
+		case v.gaveUp:
+			vr.GaveUp++
+		}
+		if !v.activeRecv.IsZero() {
+			vr.Admitted++
+			if v.direct {
+				vr.DirectEntries++
+			}
+		}
+		if v.left {
+			vr.Left++
+		}
+		if v.passThrough {
+			vr.PassThrough++
+		}
+		if v.requeued > 0 {
+			vr.Requeued++
+		}
+		if v.passRenewals > 0 {
+			vr.PassRenewals++
+		}
+		if !v.enterRecv.IsZero() {
+			enters += 1 + int64(v.requeued)
+		}
+		if v.finished.After(last) {
+			last = v.finished
+		}
+		vi := Visit{Position: v.position, Arrived: sec(v.arrived), Tier1Admit: sec(v.tier1AdmitRecv), Active: sec(v.activeRecv),
+			Left: sec(v.leaveSent), EstimateWait: math.NaN(), ActualWait: math.NaN()}
+		if v.est2Set && !v.activeRecv.IsZero() {
+			vi.EstimateWait, vi.ActualWait = v.est2, v.activeRecv.Sub(v.t2FirstQueued).Seconds()
+			if vi.ActualWait > 0 {
+				w2 = append(w2, math.Abs(vi.EstimateWait-vi.ActualWait)/vi.ActualWait)
+			}
+		}
+		if !v.tier1AdmitRecv.IsZero() && v.requeued == 0 {
+			if a := v.tier1AdmitRecv.Sub(v.enterRecv).Seconds(); a > 0 {
+				w1 = append(w1, math.Abs(v.est1-a)/a)
+			}
+		}
+		visits[i] = vi
+	}
+	if last.IsZero() || vr.Unfinished > 0 {
+		last = end
+	}
+	dur := r.since(last)
+	vr.DurationSeconds = round2(dur)
+	rep.Visitors = vr
+	rep.LostVisitors = vr.Requeued + vr.GaveUp + vr.Unfinished
+
+	// Throughput.
+	perSec := map[int64]int64{}
+	for _, v := range vs {
+		if !v.activeRecv.IsZero() {
+			perSec[int64(r.since(v.activeRecv))]++
+		}
+	}
+	var peak int64
+	for _, n := range perSec {
+		peak = max(peak, n)
+	}
+	if dur > 0 {
+		rep.ThroughputPerSecond = Throughput{
+			Requests: round2(float64(rc.requests) / dur), Enters: round2(float64(enters) / dur),
+			Admissions: round2(float64(vr.Admitted) / dur), PeakAdmissions: peak,
+		}
+	}
+
+	rep.Inversions = Inversions{Tier1: tier1Inversions(vs), Tier2: tier2Inversions(vs)}
+	rep.MaxActive, rep.OverAdmissions = activeHolders(vs, end, r.cfg.Threshold)
+	rep.WaitEstimateError = waitError(w2)
+	t1 := waitError(w1)
+	rep.WaitEstimateError.Tier1 = &t1
+
+	rep.BackendOpsPerVisitor = BackendOps{Tier1Store: "unknown"}
+	if backend != nil {
+		b, n := *backend, float64(len(vs))
+		ops := BackendOps{Tier1Store: b.Tier1Store, HottestItemWriteShare: round4(b.HottestItemShare), HottestPartitionWriteShare: round4(b.HottestPartShare)}
+		if n > 0 {
+			ops.DynamoReads, ops.DynamoWrites = round2(float64(b.DynamoReads)/n), round2(float64(b.DynamoWrites)/n)
+		}
+		if b.DynamoWrites > 0 && enters > 0 && b.HottestPartShare > 0 {
+			perEnter := float64(b.DynamoWrites) / float64(enters)
+			ops.ImpliedEnterCapacity = math.Round(1000 / (b.HottestPartShare * perEnter))
+		}
+		if b.Tier2Requests > 0 {
+			ops.RedisCommandsPerRequest = round2(float64(b.RedisCommands) / float64(b.Tier2Requests))
+			ops.RedisRoundTripsPerRequest = round2(float64(b.RedisRoundTrips) / float64(b.Tier2Requests))
+		}
+		rep.BackendOpsPerVisitor = ops
+	}
+	if r.memWaiters > 0 {
+		b := round2(float64(r.memBytes) / float64(r.memWaiters))
+		rep.RedisBytesPerWaiter = &b
+	}
+	r.faultRecovery(rep.Faults, vs)
+	fails := make([]Failure, len(rc.failures))
+	for i, f := range rc.failures {
+		fails[i] = Failure{T: r.since(f.at), Endpoint: f.endpoint, Status: f.status}
+	}
+	return &Result{Report: rep, Samples: append([]Sample{}, r.samples...), Visits: visits, Failures: fails}
+}
+
+// faultRecovery fills each fault's error count and recovery time: the
+// failures from the fault until the next fault (or the end), and the first
+// Tier 2 admission after the last of them (whenever it came).
+func (r *run) faultRecovery(fs []FaultReport, vs []*visitor) {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].AtSeconds < fs[j].AtSeconds })
+	var admits []float64
+	for _, v := range vs {
+		if !v.activeRecv.IsZero() {
+			admits = append(admits, r.since(v.activeRecv))
+		}
+	}
+	sort.Float64s(admits)
+	for i := range fs {
+		from, to := fs[i].AtSeconds, math.Inf(1)
+		if i+1 < len(fs) {
+			to = fs[i+1].AtSeconds
+		}
+		lastErr := from
+		for _, f := range r.rec.failures {
+			if strings.HasPrefix(f.endpoint, "junk.") {
+				continue
+			}
+			if t := r.since(f.at); t >= from && t < to {
+				fs[i].ErrorCount++
+				lastErr = max(lastErr, t)
+			}
+		}
+		if fs[i].Kind == FaultJunkEvents || !fs[i].Injected {
+			continue
+		}
+		k := sort.SearchFloat64s(admits, lastErr)
+		if k < len(admits) {
+			rec := round2(admits[k] - from)
+			fs[i].RecoverySeconds = &rec
+		}
+	}
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+func waitError(xs []float64) WaitError {
+	sort.Float64s(xs)
+	return WaitError{Median: round4(quantile(xs, 0.5)), P90: round4(quantile(xs, 0.9)), Samples: int64(len(xs))}
+}
+
+// tier1Inversions counts visitors passed over at Tier 1: visitor A was told
+// "not yet" by a check sent after a visitor B behind A (higher position) had
+// been admitted. Both facts are seen by the client, in that order, so each
+// count is certain, not a timing artefact.
+func tier1Inversions(vs []*visitor) int64 {
+	type e struct {
+		pos       int64
+		admitted  time.Time // received
+		lastWait  time.Time // sent
+		hasAdmit  bool
+		hasWaited bool
+	}
+	var es []e
+	for _, v := range vs {
+		if v.requestID == "" || v.passThrough {
+			continue
+		}
+		es = append(es, e{v.position, v.tier1AdmitRecv, v.lastWaitSent1, !v.tier1AdmitRecv.IsZero() && v.requeued == 0, !v.lastWaitSent1.IsZero()})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].pos < es[j].pos })
+	// earliest[i]: the first admission among positions after es[i].
+	var n int64
+	var earliest time.Time
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].hasWaited && !earliest.IsZero() && es[i].lastWait.After(earliest) {
+			n++
+		}
+		if es[i].hasAdmit && (earliest.IsZero() || es[i].admitted.Before(earliest)) {
+			earliest = es[i].admitted
+		}
+	}
+	return n
+}
+
+// tier2Inversions counts visitors passed over at Tier 2, where the line is
+// ordered by Tier 1 position: A was already queued (its first queued answer
+// arrived) before B was last seen queued — or before B's first check, for a
+// direct entry — B is behind A, B became active, and A was still told
+// "queued" by a check sent after B's active answer arrived.
+func tier2Inversions(vs []*visitor) int64 {
+	type e struct {
+		pos                    int64
+		joined                 time.Time // first queued answer received (zero: never queued)
+		activatedAfter         time.Time // B was still waiting when it sent this
+		activeRecv, lastQueued time.Time
+	}
+	var es []e
+	for _, v := range vs {
+		if v.passThrough || v.position <= 0 || v.t2FirstSent.IsZero() {
+			continue
+		}
+		after := v.t2LastQueued
+		if after.IsZero() {
+			after = v.activeSent
+		}
+		es = append(es, e{v.position, v.t2FirstQueued, after, v.activeRecv, v.t2LastQueued})
+	}
+	// Walking from the back of the line, the admitted visitors behind A sit
+	// in a Fenwick tree keyed by the rank of "after" (descending), holding
+	// the earliest active answer: A is passed over if some B with after >
+	// A.joined answered active before A's last queued check was sent.
+	sort.Slice(es, func(i, j int) bool { return es[i].pos < es[j].pos })
+	afters := make([]time.Time, 0, len(es))
+	for _, x := range es {
+		afters = append(afters, x.activatedAfter)
+	}
+	sort.Slice(afters, func(i, j int) bool { return afters[i].After(afters[j]) }) // descending
+	rank := func(t time.Time) int {                                               // count of afters strictly later than t
+		return sort.Search(len(afters), func(i int) bool { return !afters[i].After(t) })
+	}
+	fw := newMinFenwick(len(afters))
+	var n int64
+	for i := len(es) - 1; i >= 0; i-- {
+		a := es[i]
+		if !a.joined.IsZero() && !a.lastQueued.IsZero() {
+			if first, ok := fw.prefixMin(rank(a.joined)); ok && a.lastQueued.After(first) {
+				n++
+			}
+		}
+		if !a.activeRecv.IsZero() {
+			fw.update(rank(a.activatedAfter)+1, a.activeRecv) // position among afters ≥ its own
+		}
+	}
+	return n
+}
+
+// minFenwick answers "earliest time among the first k slots" with updates.
+type minFenwick struct{ t []time.Time }
+
+func newMinFenwick(n int) *minFenwick { return &minFenwick{t: make([]time.Time, n+1)} }
+
+// update sets slot i (1-based) to min(slot, x).
+func (f *minFenwick) update(i int, x time.Time) {
+	for ; i < len(f.t); i += i & -i {
+		if f.t[i].IsZero() || x.Before(f.t[i]) {
+			f.t[i] = x
+		}
+	}
+}
+
+// prefixMin is the earliest time in slots 1..k.
+func (f *minFenwick) prefixMin(k int) (time.Time, bool) {
+	var m time.Time
+	for i := min(k, len(f.t)-1); i > 0; i -= i & -i {
+		if !f.t[i].IsZero() && (m.IsZero() || f.t[i].Before(m)) {
+			m = f.t[i]
+		}
+	}
+	return m, !m.IsZero()
+}
+
+// activeHolders sweeps the intervals in which each visitor certainly held an
+// entry token (from the active answer until it asked to leave) and returns
+// the most held at once, and how many admissions raised the count above the
+// threshold.
+func activeHolders(vs []*visitor, end time.Time, threshold int64) (maxActive, over int64) {
+	type ev struct {
+		t     time.Time
+		delta int64
+	}
+	var evs []ev
+	for _, v := range vs {
+		if v.activeRecv.IsZero() {
+			continue
+		}
+		stop := v.leaveSent
+		if stop.IsZero() {
+			stop = end
+		}
+		evs = append(evs, ev{v.activeRecv, 1}, ev{stop, -1})
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if !evs[i].t.Equal(evs[j].t) {
+			return evs[i].t.Before(evs[j].t)
+		}
+		return evs[i].delta < evs[j].delta // leaves first at a tie
+	})
+	var cur int64
+	for _, e := range evs {
+		cur += e.delta
+		if e.delta > 0 && cur > threshold {
+			over++
+		}
+		maxActive = max(maxActive, cur)
+	}
+	return maxActive, over
+}

@@ -1,0 +1,167 @@
+package loadtest
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func TestArrivals(t *testing.T) {
+	t.Parallel()
+	const n, rate = 1000, 100.0
+	for _, kind := range []string{ArrivalBurst, ArrivalPoisson, ArrivalRamp} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			a, err := Arrivals(kind, n, rate, rand.New(rand.NewPCG(7, 7)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := Arrivals(kind, n, rate, rand.New(rand.NewPCG(7, 7)))
+			if len(a) != n || a[0] != 0 {
+				t.Fatalf("%d arrivals, first at %s", len(a), a[0])
+			}
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("same seed, different arrival %d: %s vs %s", i, a[i], b[i])
+				}
+				if i > 0 && a[i] < a[i-1] {
+					t.Fatalf("arrival %d at %s before %s", i, a[i], a[i-1])
+				}
+			}
+			span := a[n-1].Seconds()
+			switch kind {
+			case ArrivalBurst:
+				if math.Abs(span-float64(n-1)/rate) > 1e-6 {
+					t.Errorf("burst spans %v s, want %v", span, float64(n-1)/rate)
+				}
+			case ArrivalPoisson:
+				// Mean gap 1/rate: the span is within a few standard deviations of n/rate.
+				if want := float64(n) / rate; math.Abs(span-want) > 4*math.Sqrt(float64(n))/rate {
+					t.Errorf("poisson spans %v s, want about %v", span, want)
+				}
+			case ArrivalRamp:
+				// Twice a burst's span, and the last tenth far denser than the first.
+				if math.Abs(span-2*float64(n)/rate) > 0.05 {
+					t.Errorf("ramp spans %v s, want about %v", span, 2*float64(n)/rate)
+				}
+				first, last := a[n/10]-a[0], a[n-1]-a[n-1-n/10]
+				if first < 2*last {
+					t.Errorf("ramp: first tenth took %s, last %s; want the rate rising", first, last)
+				}
+			}
+		})
+	}
+	for _, bad := range []struct {
+		kind string
+		rate float64
+	}{{"flood", 10}, {ArrivalBurst, 0}, {ArrivalBurst, math.Inf(1)}, {ArrivalPoisson, -1}} {
+		if _, err := Arrivals(bad.kind, 10, bad.rate, rand.New(rand.NewPCG(1, 1))); err == nil {
+			t.Errorf("Arrivals(%q, rate %v) accepted", bad.kind, bad.rate)
+		}
+	}
+}
+
+func TestParseFault(t *testing.T) {
+	t.Parallel()
+	var fs Faults
+	for _, s := range []string{"redis-flush@20s", "tier2-kill@1m30s", "junk-events@0s"} {
+		if err := fs.Set(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	if fs[1].Kind != FaultTier2Kill || fs[1].At != 90*time.Second || fs.String() != "redis-flush@20s,tier2-kill@1m30s,junk-events@0s" {
+		t.Fatalf("parsed %v", fs)
+	}
+	for _, bad := range []string{"redis-flush", "meteor@10s", "redis-flush@soon", "redis-flush@-1s", "@1s"} {
+		if _, err := ParseFault(bad); err == nil {
+			t.Errorf("ParseFault(%q) accepted", bad)
+		}
+	}
+}
+
+// at is a time n seconds after a fixed origin.
+func at(n float64) time.Time {
+	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n * float64(time.Second)))
+}
+
+func TestTier1Inversions(t *testing.T) {
+	t.Parallel()
+	v := func(pos int64, admitted, lastWait float64) *visitor {
+		x := &visitor{requestID: "r", position: pos}
+		if admitted > 0 {
+			x.tier1AdmitRecv = at(admitted)
+		}
+		if lastWait > 0 {
+			x.lastWaitSent1 = at(lastWait)
+		}
+		return x
+	}
+	// In order: 1 in at 10, 2 told to wait at 9 and in at 12.
+	if n := tier1Inversions([]*visitor{v(1, 10, 5), v(2, 12, 9)}); n != 0 {
+		t.Errorf("in order: %d inversions", n)
+	}
+	// 2 admitted at 10, then 1 told to wait by a check sent at 11: passed over.
+	if n := tier1Inversions([]*visitor{v(1, 15, 11), v(2, 10, 0)}); n != 1 {
+		t.Errorf("passed over: %d inversions, want 1", n)
+	}
+	// A wait answer sent before the other's admission arrived proves nothing.
+	if n := tier1Inversions([]*visitor{v(1, 15, 9.9), v(2, 10, 0)}); n != 0 {
+		t.Errorf("overlap: %d inversions", n)
+	}
+}
+
+func TestTier2Inversions(t *testing.T) {
+	t.Parallel()
+	v := func(pos int64, joined, lastQueued, active float64) *visitor {
+		x := &visitor{position: pos, t2FirstSent: at(joined - 0.1), activeRecv: at(active), activeSent: at(active - 0.05)}
+		if joined > 0 {
+			x.t2FirstQueued, x.t2LastQueued = at(joined), at(lastQueued)
+		}
+		return x
+	}
+	ok := []*visitor{v(1, 1, 5, 6), v(2, 1.5, 6, 7), v(3, 2, 7, 8)}
+	if n := tier2Inversions(ok); n != 0 {
+		t.Errorf("in order: %d inversions", n)
+	}
+	// 3 was waiting at 4 and active at 5; 1, queued since 1, still waiting at 6.
+	bad := []*visitor{v(1, 1, 6, 7), v(2, 1.5, 3, 4), v(3, 2, 4, 5)}
+	if n := tier2Inversions(bad); n != 1 {
+		t.Errorf("passed over: %d inversions, want 1", n)
+	}
+	// A visitor who only joined after the other was admitted is not passed over.
+	late := []*visitor{v(1, 6, 8, 9), v(2, 1, 3, 4)}
+	if n := tier2Inversions(late); n != 0 {
+		t.Errorf("late joiner: %d inversions", n)
+	}
+	// A direct entry behind a queued visitor is a pass-over too.
+	direct := &visitor{position: 5, t2FirstSent: at(3), activeSent: at(3), activeRecv: at(3.1)}
+	if n := tier2Inversions([]*visitor{v(1, 1, 4, 5), direct}); n != 1 {
+		t.Errorf("direct entry ahead of a queued visitor: %d inversions, want 1", n)
+	}
+}
+
+func TestActiveHolders(t *testing.T) {
+	t.Parallel()
+	v := func(active, left float64) *visitor { return &visitor{activeRecv: at(active), leaveSent: at(left)} }
+	vs := []*visitor{v(0, 10), v(1, 5), v(5, 8), v(6, 12), {}}
+	mx, over := activeHolders(vs, at(20), 2)
+	// At 6: the first, the third and the fourth hold tokens.
+	if mx != 3 || over != 1 {
+		t.Fatalf("maxActive %d, over %d; want 3, 1", mx, over)
+	}
+	if mx, over := activeHolders(vs, at(20), 3); mx != 3 || over != 0 {
+		t.Fatalf("threshold 3: maxActive %d, over %d", mx, over)
+	}
+}
+
+func TestQuantileAndWaitError(t *testing.T) {
+	t.Parallel()
+	w := waitError([]float64{0.5, 0.1, 0.3, 0.2, 0.4})
+	if w.Median != 0.3 || w.P90 != 0.5 || w.Samples != 5 {
+		t.Fatalf("%+v", w)
+	}
+	if (waitError(nil) != WaitError{}) {
+		t.Fatal("no samples must give zeros")
+	}
+}

@@ -1,0 +1,106 @@
+package loadtest
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// ReportFile is the name of the report in the output folder.
+const ReportFile = "report.json"
+
+// WriteOutputs writes report.json and the plots into dir, creating it.
+func WriteOutputs(dir string, res *Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res.Report, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ReportFile), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := writeVisits(filepath.Join(dir, VisitsFile), res.Visits); err != nil {
+		return err
+	}
+	return WritePlots(dir, res)
+}
+
+// VisitsFile is every visitor's journey, one CSV row each.
+const VisitsFile = "visitors.csv"
+
+func writeVisits(path string, vs []Visit) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"position", "arrived", "tier1Admitted", "active", "left", "tier2EstimateSeconds", "tier2ActualWaitSeconds"})
+	num := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	for _, v := range vs {
+		_ = w.Write([]string{strconv.FormatInt(v.Position, 10), num(v.Arrived), num(v.Tier1Admit), num(v.Active), num(v.Left), num(v.EstimateWait), num(v.ActualWait)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Summary prints the few lines a person reads after a rehearsal.
+func Summary(w io.Writer, rep Report) {
+	v := rep.Visitors
+	fmt.Fprintf(w, "%d visitors (%s at %.0f/s) against %s in %.1f s\n", v.Total, v.Arrival, v.RatePerSecond, v.Target, v.DurationSeconds)
+	fmt.Fprintf(w, "  admitted %d, left %d, direct entries %d, unfinished %d, gave up %d, took a new place %d, lost %d\n",
+		v.Admitted, v.Left, v.DirectEntries, v.Unfinished, v.GaveUp, v.Requeued, rep.LostVisitors)
+	fmt.Fprintf(w, "  throughput: %.0f requests/s, %.1f admissions/s (peak %d in one second)\n",
+		rep.ThroughputPerSecond.Requests, rep.ThroughputPerSecond.Admissions, rep.ThroughputPerSecond.PeakAdmissions)
+	fmt.Fprintf(w, "  order: %d Tier 1 and %d Tier 2 inversions; active at most %d of threshold %d (%d over-admissions)\n",
+		rep.Inversions.Tier1, rep.Inversions.Tier2, rep.MaxActive, rep.Threshold, rep.OverAdmissions)
+	fmt.Fprintf(w, "  Tier 2 wait estimate error: median %.0f %%, p90 %.0f %% (%d visitors)\n",
+		100*rep.WaitEstimateError.Median, 100*rep.WaitEstimateError.P90, rep.WaitEstimateError.Samples)
+	b := rep.BackendOpsPerVisitor
+	fmt.Fprintf(w, "  backend: Tier 1 on %s, %.2f reads and %.2f writes per visitor, hottest partition %.1f %% of writes",
+		b.Tier1Store, b.DynamoReads, b.DynamoWrites, 100*b.HottestPartitionWriteShare)
+	if b.ImpliedEnterCapacity > 0 {
+		fmt.Fprintf(w, " (enter capacity ≈ %.0f/s)", b.ImpliedEnterCapacity)
+	}
+	fmt.Fprintf(w, "; %.2f Redis commands in %.2f round trips per Tier 2 request\n", b.RedisCommandsPerRequest, b.RedisRoundTripsPerRequest)
+	if rep.RedisBytesPerWaiter != nil {
+		fmt.Fprintf(w, "  Redis bytes per waiting visitor: %.0f\n", *rep.RedisBytesPerWaiter)
+	}
+	eps := make([]string, 0, len(rep.Errors))
+	for ep := range rep.Errors {
+		eps = append(eps, ep)
+	}
+	sort.Strings(eps)
+	for _, ep := range eps {
+		fmt.Fprintf(w, "  errors %s: %v\n", ep, rep.Errors[ep])
+	}
+	for _, f := range rep.Faults {
+		rec := "never recovered"
+		if f.RecoverySeconds != nil {
+			rec = fmt.Sprintf("admitting again %.1f s later", *f.RecoverySeconds)
+		}
+		switch {
+		case !f.Injected:
+			rec = "not injected"
+		case f.Kind == FaultJunkEvents:
+			rec = "running alongside"
+		}
+		fmt.Fprintf(w, "  fault %s at %.1f s: %s, %d errors; %s\n", f.Kind, f.AtSeconds, rec, f.ErrorCount, f.Note)
+	}
+}

@@ -1,0 +1,102 @@
+package loadtest
+
+// Report is report.json. Its top-level keys are exactly the ones issue 10
+// names; everything else sits inside them.
+type Report struct {
+	Visitors             VisitorsReport              `json:"visitors"`
+	Errors               map[string]map[string]int64 `json:"errors"` // endpoint → status code (or "transport") → count
+	LatencyMs            map[string]Latency          `json:"latencyMs"`
+	ThroughputPerSecond  Throughput                  `json:"throughputPerSecond"`
+	Inversions           Inversions                  `json:"inversions"`
+	MaxActive            int64                       `json:"maxActive"`
+	Threshold            int64                       `json:"threshold"`
+	OverAdmissions       int64                       `json:"overAdmissions"`
+	WaitEstimateError    WaitError                   `json:"waitEstimateError"`
+	BackendOpsPerVisitor BackendOps                  `json:"backendOpsPerVisitor"`
+	RedisBytesPerWaiter  *float64                    `json:"redisBytesPerWaiter"` // null when the server cannot tell (embedded Redis has no MEMORY USAGE)
+	LostVisitors         int64                       `json:"lostVisitors"`
+	// Faults: add new figures inside these keys, never beside them.
+	Faults []FaultReport `json:"faults"`
+}
+
+// VisitorsReport describes the simulated crowd and what became of it.
+type VisitorsReport struct {
+	Total           int64   `json:"total"`
+	Arrival         string  `json:"arrival"`
+	RatePerSecond   float64 `json:"ratePerSecond"`
+	Admitted        int64   `json:"admitted"`        // reached Tier 2 active
+	Left            int64   `json:"left"`            // left after their dwell (the whole journey)
+	PassThrough     int64   `json:"passThrough"`     // Tier 1 let them through without a place (event inactive)
+	DirectEntries   int64   `json:"directEntries"`   // active at their first Tier 2 check
+	Unfinished      int64   `json:"unfinished"`      // still on their way when the run ended
+	GaveUp          int64   `json:"gaveUp"`          // stopped on a final 4xx, as the pages do
+	Requeued        int64   `json:"requeued"`        // took a new Tier 1 place after a 404
+	PassRenewals    int64   `json:"passRenewals"`    // went back to Tier 1 after a 401 at Tier 2
+	DurationSeconds float64 `json:"durationSeconds"` // first arrival to last visitor done
+	Seed            uint64  `json:"seed"`
+	Target          string  `json:"target"` // "in-process vwr local (…)" or the -base URL
+}
+
+// Latency is one endpoint's client-side latency percentiles.
+type Latency struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+}
+
+// Throughput is averaged over the run's duration.
+type Throughput struct {
+	Requests   float64 `json:"requests"`
+	Enters     float64 `json:"enters"`     // Tier 1 places taken
+	Admissions float64 `json:"admissions"` // Tier 2 activations
+	// PeakAdmissions is the busiest whole second's admissions.
+	PeakAdmissions int64 `json:"peakAdmissions"`
+}
+
+// Inversions counts visitors passed over: someone behind them in line was
+// admitted while they provably still waited (see analyze.go).
+type Inversions struct {
+	Tier1 int64 `json:"tier1"`
+	Tier2 int64 `json:"tier2"`
+}
+
+// WaitError is |estimate − actual| / actual over visitors who had to wait at
+// Tier 2 (the estimate shown at their first queued answer); Tier1 is the same
+// for the estimate shown when they took their Tier 1 place.
+type WaitError struct {
+	Median  float64    `json:"median"`
+	P90     float64    `json:"p90"`
+	Samples int64      `json:"samples"`
+	Tier1   *WaitError `json:"tier1,omitempty"`
+}
+
+// BackendOps is backend work per visitor (or per request, for Redis).
+type BackendOps struct {
+	Tier1Store                 string  `json:"tier1Store"` // "dynamodb", "redis" or "unknown" (an external -base)
+	DynamoReads                float64 `json:"dynamoReads"`
+	DynamoWrites               float64 `json:"dynamoWrites"`
+	HottestItemWriteShare      float64 `json:"hottestItemWriteShare"`
+	HottestPartitionWriteShare float64 `json:"hottestPartitionWriteShare"`
+	// ImpliedEnterCapacity is the enters/s per event at which the hottest
+	// partition reaches DynamoDB's 1,000 writes/s: 1000 / (share × writes
+	// per enter). 0 without DynamoDB.
+	ImpliedEnterCapacity float64 `json:"impliedEnterCapacity"`
+	// RedisCommandsPerRequest counts commands Tier 2's HTTP requests sent
+	// to Redis (the worker's excluded); RedisRoundTripsPerRequest counts
+	// round trips (a pipeline is one).
+	RedisCommandsPerRequest   float64 `json:"redisCommandsPerRequest"`
+	RedisRoundTripsPerRequest float64 `json:"redisRoundTripsPerRequest"`
+}
+
+// FaultReport is what one injected fault did.
+type FaultReport struct {
+	Kind       string  `json:"kind"`
+	AtSeconds  float64 `json:"atSeconds"`
+	Injected   bool    `json:"injected"`
+	Note       string  `json:"note,omitempty"`
+	ErrorCount int64   `json:"errorCount"` // non-2xx answers and transport errors from the fault until recovery
+	// RecoverySeconds runs from the fault to the first Tier 2 admission
+	// after the last error it caused; null if admissions never resumed.
+	RecoverySeconds *float64 `json:"recoverySeconds"`
+}

@@ -1,0 +1,324 @@
+package loadtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// Where a visitor is in its journey.
+type stage int
+
+const (
+	stageTier1 stage = iota // the Tier 1 waiting page (vwr.js)
+	stageTier2              // the Tier 2 queue page (queue.js)
+	stageDwell              // admitted, on the protected site; next: leave
+	stageDone
+)
+
+// Tier 1 page's next request.
+type tier1Next int
+
+const (
+	nextAssign tier1Next = iota
+	nextStatus
+	nextCheck
+)
+
+// visitor is one simulated person. Its step is one request, exactly as the
+// pages would send it, and it returns how long to wait before the next.
+type visitor struct {
+	r    *run
+	id   int
+	rng  *rand.Rand
+	idem string
+
+	stage    stage
+	t1next   tier1Next
+	failures int
+	tier2    int // which Tier 2 instance this visitor's balancer sends it to
+
+	// Tier 1.
+	requestID       string
+	position        int64
+	serving         int64
+	nextPoll        int
+	enterRecv       time.Time
+	est1            float64 // the estimate shown when the place was taken, seconds
+	lastWaitSent1   time.Time
+	tier1AdmitRecv  time.Time
+	tier1AdmitSent  time.Time
+	pass            string
+	passThrough     bool
+	requeued        int
+	passRenewals    int
+	leaveAttempts   int
+	gaveUp          bool
+	arrived         time.Time
+	t2FirstSent     time.Time // first Tier 2 check of the current pass
+	t2FirstQueued   time.Time // first queued answer received
+	t2LastQueued    time.Time // last queued answer's request sent
+	est2            float64   // the estimate at the first queued answer, seconds
+	est2Set         bool
+	activeRecv      time.Time
+	activeSent      time.Time
+	direct          bool
+	leaveSent       time.Time
+	left            bool
+	finished        time.Time
+	tier2Checks     int
+	lastStatusError int
+}
+
+func newVisitor(r *run, id int, seed uint64) *visitor {
+	v := &visitor{r: r, id: id, rng: rand.New(rand.NewPCG(seed, uint64(id)+1))}
+	v.idem = v.newKey()
+	v.tier2 = id % len(r.t.Tier2)
+	return v
+}
+
+func (v *visitor) newKey() string { return fmt.Sprintf("lt-%d-%016x", v.id, v.rng.Uint64()) }
+
+// step sends the visitor's next request.
+func (v *visitor) step(ctx context.Context) (time.Duration, bool) {
+	if v.arrived.IsZero() {
+		v.arrived = v.r.cfg.Clock.Now()
+	}
+	switch v.stage {
+	case stageTier1:
+		return v.tier1(ctx)
+	case stageTier2:
+		return v.tier2Check(ctx)
+	case stageDwell:
+		return v.leave(ctx)
+	}
+	return 0, true
+}
+
+func (v *visitor) done() (time.Duration, bool) {
+	v.stage = stageDone
+	v.finished = v.r.cfg.Clock.Now()
+	return 0, true
+}
+
+func (v *visitor) api1(path string) string { return v.r.t.Base + "/vwr-api/vwr/" + path }
+func (v *visitor) api2(path string) string {
+	v.tier2 = v.r.lb.pick(v.tier2)
+	return v.r.t.Tier2[v.tier2] + "/api/queue/" + path + "/" + v.r.cfg.Event
+}
+
+// tier1 is one turn of vwr.js's loop.
+func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
+	ev := v.r.cfg.Event
+	switch v.t1next {
+	case nextAssign:
+		res := v.r.call(ctx, "tier1.assign", http.MethodPost, v.api1("assign/"+ev), map[string]string{"Idempotency-Key": v.idem}, nil)
+		var b struct {
+			Active         *bool   `json:"active"`
+			Token          string  `json:"token"`
+			RequestID      string  `json:"requestId"`
+			Position       int64   `json:"position"`
+			ServingCounter int64   `json:"servingCounter"`
+			EstimatedWait  float64 `json:"estimatedWait"`
+			NextPoll       int     `json:"nextPoll"`
+		}
+		if err := res.decode(&b); err != nil {
+			return v.failed1(res)
+		}
+		if b.Active != nil && !*b.Active {
+			v.pass, v.passThrough = b.Token, true
+			return v.toTier2()
+		}
+		if b.RequestID != v.requestID {
+			// A new place (not an idempotent replay after a lost pass).
+			v.enterRecv, v.est1, v.lastWaitSent1 = res.recv, b.EstimatedWait, time.Time{}
+		}
+		v.requestID, v.position, v.serving, v.nextPoll = b.RequestID, b.Position, b.ServingCounter, b.NextPoll
+		return v.afterUpdate()
+	case nextStatus:
+		res := v.r.call(ctx, "tier1.status", http.MethodGet, v.api1("status/"+ev), nil, nil)
+		var b struct {
+			Active         bool  `json:"active"`
+			ServingCounter int64 `json:"servingCounter"`
+		}
+		if err := res.decode(&b); err != nil {
+			return v.failed1(res)
+		}
+		if !b.Active {
+			// The event stopped queueing: the assign answer carries the pass.
+			v.requestID, v.t1next = "", nextAssign
+			return 0, false
+		}
+		v.serving = max(v.serving, b.ServingCounter)
+		return v.afterUpdate()
+	default:
+		res := v.r.call(ctx, "tier1.check", http.MethodGet, v.api1("check/"+ev+"/"+v.requestID), nil, nil)
+		var b struct {
+			Admitted       bool    `json:"admitted"`
+			Token          string  `json:"token"`
+			Position       int64   `json:"position"`
+			ServingCounter int64   `json:"servingCounter"`
+			NextPoll       int     `json:"nextPoll"`
+			EstimatedWait  float64 `json:"estimatedWait"`
+		}
+		if err := res.decode(&b); err != nil {
+			return v.failed1(res)
+		}
+		if b.Admitted {
+			v.pass = b.Token
+			if v.tier1AdmitRecv.IsZero() {
+				v.tier1AdmitSent, v.tier1AdmitRecv = res.sent, res.recv
+			}
+			return v.toTier2()
+		}
+		v.lastWaitSent1 = res.sent
+		if b.Position > 0 {
+			v.position = b.Position
+		}
+		v.serving = max(v.serving, b.ServingCounter)
+		v.nextPoll = b.NextPoll
+		v.failures = 0
+		v.t1next = nextStatus
+		return v.tier1Interval(), false
+	}
+}
+
+// afterUpdate is the loop's tail: check when due, else wait and poll.
+func (v *visitor) afterUpdate() (time.Duration, bool) {
+	v.failures = 0
+	if v.position <= v.serving {
+		v.t1next = nextCheck
+		return 0, false
+	}
+	v.t1next = nextStatus
+	return v.tier1Interval(), false
+}
+
+// failed1 is vwr.js's catch: a lost place is taken again, a final 4xx ends
+// the visit, anything else is retried after a backoff.
+func (v *visitor) failed1(res response) (time.Duration, bool) {
+	if res.status == http.StatusNotFound && v.requestID != "" {
+		v.requeued++
+		v.requestID, v.idem, v.t1next = "", v.newKey(), nextAssign
+		return 0, false
+	}
+	if finalError(res.status) {
+		v.gaveUp, v.lastStatusError = true, res.status
+		return v.done()
+	}
+	v.failures++
+	return v.backoff(res.retryAfter), false
+}
+
+func (v *visitor) toTier2() (time.Duration, bool) {
+	v.stage, v.t2FirstSent, v.failures = stageTier2, time.Time{}, 0
+	return 0, false
+}
+
+// tier2Check is one turn of queue.js's loop.
+func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
+	res := v.r.call(ctx, "tier2.check", http.MethodPost, v.api2("check"), map[string]string{"Authorization": "Bearer " + v.pass}, nil)
+	v.tier2Checks++
+	if v.t2FirstSent.IsZero() {
+		v.t2FirstSent = res.sent
+	}
+	var b struct {
+		Status        string  `json:"status"`
+		EstimatedWait float64 `json:"estimatedWait"`
+		NextPoll      float64 `json:"nextPoll"`
+	}
+	if err := res.decode(&b); err != nil {
+		switch {
+		case res.status == http.StatusUnauthorized:
+			// No (or an expired) pass: back to the waiting room for one.
+			v.passRenewals++
+			v.stage, v.t1next = stageTier1, nextAssign
+			return 0, false
+		case finalError(res.status):
+			v.gaveUp, v.lastStatusError = true, res.status
+			return v.done()
+		case res.status == 0:
+			v.r.lb.down(v.tier2) // the balancer takes a dead instance out
+		}
+		v.failures++
+		return v.backoff(res.retryAfter), false
+	}
+	v.failures = 0
+	if b.Status == "active" {
+		v.activeSent, v.activeRecv = res.sent, res.recv
+		v.direct = v.t2FirstQueued.IsZero()
+		v.stage = stageDwell
+		return jitter(v.r.cfg.Dwell, 0.2, v.rng), false
+	}
+	if v.t2FirstQueued.IsZero() {
+		v.t2FirstQueued = res.recv
+		v.est2, v.est2Set = b.EstimatedWait, true
+	}
+	v.t2LastQueued = res.sent
+	return jitter(time.Duration(min(max(b.NextPoll, 1), 60)*float64(time.Second)), 0.2, v.rng), false
+}
+
+// leave ends the visit as the seat page's exit does: free the slot.
+func (v *visitor) leave(ctx context.Context) (time.Duration, bool) {
+	res := v.r.call(ctx, "tier2.leave", http.MethodPost, v.api2("leave"), map[string]string{"Authorization": "Bearer " + v.pass}, nil)
+	if v.leaveSent.IsZero() {
+		v.leaveSent = res.sent
+	}
+	var b json.RawMessage
+	if res.decode(&b) == nil {
+		v.left = true
+		return v.done()
+	}
+	if res.status == 0 {
+		v.r.lb.down(v.tier2)
+	}
+	v.leaveAttempts++
+	if v.leaveAttempts >= 5 || finalError(res.status) {
+		return v.done() // the slot then frees at the active TTL
+	}
+	return v.backoff(res.retryAfter), false
+}
+
+// tier1Interval is common.js's tier1Interval: 2 s when close, up to 15 s
+// when far, never below nextPoll.
+func (v *visitor) tier1Interval() time.Duration {
+	ahead := v.position - v.serving
+	var s float64
+	switch {
+	case ahead <= 50:
+		s = 2
+	case ahead <= 500:
+		s = 4
+	case ahead <= 5000:
+		s = 8
+	default:
+		s = 15
+	}
+	if v.nextPoll > 0 {
+		s = math.Max(s, float64(v.nextPoll))
+	}
+	s = min(max(s, 2), 15)
+	return jitter(time.Duration(s*float64(time.Second)), 0.2, v.rng)
+}
+
+// backoff is common.js's backoff: 2, 4, 8 … 30 s jittered, at least
+// Retry-After.
+func (v *visitor) backoff(retryAfter time.Duration) time.Duration {
+	base := min(max(math.Pow(2, float64(min(max(v.failures, 1), 5))), 2), 30)
+	d := jitter(time.Duration(base*float64(time.Second)), 0.25, v.rng)
+	return max(d, retryAfter)
+}
+
+// finalError is common.js's finalError: a 4xx other than 408 and 429.
+func finalError(status int) bool {
+	return status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
+}
+
+// jitter spreads d by ±fraction.
+func jitter(d time.Duration, fraction float64, rng *rand.Rand) time.Duration {
+	return time.Duration(float64(d) * (1 - fraction + 2*fraction*rng.Float64()))
+}
