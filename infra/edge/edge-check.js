@@ -6,7 +6,8 @@
 //  3. Cookie urr-vwr-token is a valid Tier 1 pass for {event}: pass.
 //     (HS256 under the key named by its kid, iss vwr, aud vwr-tier1, tier 1,
 //     exp > now, nbf <= now, iat <= now + 30 s, sub set, pos >= 1, eid == {event}.)
-//  4. Otherwise: 302 to /vwr/?event={event}&return={path?query}.
+//  4. Otherwise: 302 to /vwr/?event={event}&return={path?query}, or
+//     return=/events/{event} when safeReturn refuses that path.
 //
 // The HMAC secrets live in the CloudFront KeyValueStore, key = kid, so keys
 // rotate without a deployment. Whoever reads that store can mint passes.
@@ -111,6 +112,28 @@ function rawQuery(qs) {
     return out.join('&');
 }
 
+// safeReturn is edge.SafeReturn (internal/edge/returnpath.go): only a
+// canonical path under /events/{event} goes into the return parameter.
+function safeReturn(raw, ev) {
+    if (raw.length === 0 || raw.length > 2048) return false;
+    for (let i = 0; i < raw.length; i++) {
+        const c = raw.charCodeAt(i);
+        if (c < 0x21 || c > 0x7e || '\\"\'<>`{}^|[]'.indexOf(raw[i]) >= 0) return false;
+    }
+    const lower = raw.toLowerCase();
+    if (lower.indexOf('%2e') >= 0 || lower.indexOf('%2f') >= 0 || lower.indexOf('%5c') >= 0) return false;
+    const home = PREFIX + ev;
+    const cut = raw.search(/[?#]/);
+    const p = cut >= 0 ? raw.slice(0, cut) : raw;
+    const rest = cut >= 0 ? raw.slice(cut) : '';
+    if (rest === '?' || rest === '#') return false;
+    if (p !== home && p.indexOf(home + '/') !== 0) return false;
+    if (p.indexOf('//') >= 0) return false;
+    const segs = p.split('/');
+    for (let i = 0; i < segs.length; i++) if (segs[i] === '.' || segs[i] === '..') return false;
+    return true;
+}
+
 async function handler(event) {
     const req = event.request;
     const path = req.uri;
@@ -127,7 +150,8 @@ async function handler(event) {
     const cookie = req.cookies && req.cookies[COOKIE] ? req.cookies[COOKIE].value : '';
     if (cookie !== '' && await verify(cookie, ev, Date.now() / 1000)) return req;
     const q = rawQuery(req.querystring || {});
-    const ret = q === '' ? path : path + '?' + q;
+    let ret = q === '' ? path : path + '?' + q;
+    if (!safeReturn(ret, ev)) ret = PREFIX + ev;
     return {
         statusCode: 302,
         statusDescription: 'Found',
