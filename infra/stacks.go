@@ -45,6 +45,8 @@ func NewVWR(scope constructs.Construct, cfg Config) *VWR {
 			StackProps:       *env(cfg.Region),
 			Tier1KeysARN:     v.Tier1.KeysSecret.SecretArn(),
 			AdmittedQueue:    v.Tier1.AdmittedQueue,
+			EventsTable:      v.Tier1.Events,
+			PositionsTable:   v.Tier1.Positions,
 			OriginPrefixList: cfg.OriginPrefixList,
 		})
 		fd.Tier2Domain = v.Tier2.Service.LoadBalancer().LoadBalancerDnsName()

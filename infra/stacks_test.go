@@ -571,6 +571,24 @@ func TestTier2(t *testing.T) {
 	if !send {
 		t.Error("the queue service may not send to the admitted queue")
 	}
+	// Configured events only: the service reads its settings from Tier 1's events table.
+	settings := false
+	for _, st := range statements(t2) {
+		acts := asList(st["Action"])
+		settings = settings || (slices.Contains(acts, any("dynamodb:Scan")) && slices.Contains(acts, any("dynamodb:GetItem")) &&
+			strings.Contains(js(st["Resource"]), "EventsTable"))
+	}
+	if !settings {
+		t.Error("the queue service may not read its event settings from the events table")
+	}
+	for _, td := range t2.resources("AWS::ECS::TaskDefinition") {
+		env := js(get(td, "Properties", "ContainerDefinitions"))
+		for _, name := range []string{"VWR_TIER1_STORE", "VWR_TIER1_EVENTS_TABLE", "VWR_TIER1_POSITIONS_TABLE"} {
+			if !strings.Contains(env, name) {
+				t.Errorf("queue container lacks %s", name)
+			}
+		}
+	}
 	if _, ok := get(t2, "Parameters", "QueueImageUri").(map[string]any); !ok {
 		t.Error("no QueueImageUri parameter: synthesis would need Docker")
 	}

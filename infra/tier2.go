@@ -3,11 +3,13 @@ package main
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapplicationautoscaling"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecspatterns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticache"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticloadbalancingv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -22,6 +24,10 @@ type Tier2StackProps struct {
 	Tier1KeysARN *string
 	// AdmittedQueue receives one message per admission.
 	AdmittedQueue awssqs.IQueue
+	// EventsTable and PositionsTable are Tier 1's tables: the events table
+	// holds each event's durable Tier 2 settings (docs/tier2-store.md), which
+	// bin/queue reads (configured events only).
+	EventsTable, PositionsTable awsdynamodb.ITable
 	// OriginPrefixList, when set, is the only source the load balancer
 	// admits (CloudFront's origin-facing prefix list).
 	OriginPrefixList string
@@ -142,10 +148,13 @@ func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps
 			ContainerPort: jsii.Number(QueuePort),
 			LogDriver:     awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: jsii.String("queue"), LogGroup: logs}),
 			Environment: &map[string]*string{
-				"QUEUE_LISTEN_ADDR":   jsii.String(":8080"),
-				"QUEUE_COOKIE_SECURE": jsii.String("true"),
-				"SQS_ENABLED":         jsii.String("true"),
-				"SQS_QUEUE_URL":       props.AdmittedQueue.QueueUrl(),
+				"QUEUE_LISTEN_ADDR":         jsii.String(":8080"),
+				"QUEUE_COOKIE_SECURE":       jsii.String("true"),
+				"SQS_ENABLED":               jsii.String("true"),
+				"SQS_QUEUE_URL":             props.AdmittedQueue.QueueUrl(),
+				"VWR_TIER1_STORE":           jsii.String("dynamodb"),
+				"VWR_TIER1_EVENTS_TABLE":    props.EventsTable.TableName(),
+				"VWR_TIER1_POSITIONS_TABLE": props.PositionsTable.TableName(),
 			},
 			// Injected by ECS from Secrets Manager at task start: the task
 			// definition holds only their ARNs.
@@ -168,6 +177,12 @@ func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps
 	scaling := s.Service.Service().AutoScaleTaskCount(&awsapplicationautoscaling.EnableScalingProps{MinCapacity: jsii.Number(2), MaxCapacity: jsii.Number(20)})
 	scaling.ScaleOnCpuUtilization(jsii.String("Cpu"), &awsecs.CpuUtilizationScalingProps{TargetUtilizationPercent: jsii.Number(60)})
 	props.AdmittedQueue.GrantSendMessages(s.Service.TaskDefinition().TaskRole())
+	// The settings calls of internal/tier1/dynamostore (queuesettings.go): read
+	// the version and the settings, write a threshold through the admin API.
+	s.Service.TaskDefinition().TaskRole().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"),
+		Resources: jsii.Strings(*props.EventsTable.TableArn()),
+	}))
 
 	awscdk.NewCfnOutput(stack, jsii.String("Tier2Url"), &awscdk.CfnOutputProps{
 		Value:       awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("http://"), s.Service.LoadBalancer().LoadBalancerDnsName()}),
