@@ -73,8 +73,8 @@ type Ceiling struct {
 	// at most Batch/Tick new visitors per second reach Tier 2.
 	Tier1DefaultBatch       int     `json:"tier1DefaultBatch"`
 	Tier1DefaultTickSeconds float64 `json:"tier1DefaultTickSeconds"`
-	// PollingChecksPerSecond is what N queued visitors polling at nextPoll 1 s
-	// (positions ≤ 1,000) cost: N checks/s.
+	// Note is the paragraph BENCHMARKS.md prints, its figures derived from
+	// the above, queue.NextPoll and the measured ceiling.
 	Note string `json:"note"`
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/loadtest"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/redisstore"
@@ -166,15 +167,7 @@ func BenchmarkSuite(b *testing.B) {
 	}
 	res.RedisBytesPerWaitingUser, res.RedisBytesUsers = round1(float64(total)/float64(queued)), waiters
 
-	res.SingleEventCeiling = Ceiling{
-		ChecksPerSecond: res.CheckRawRps["joins"], Tier1DefaultBatch: 500, Tier1DefaultTickSeconds: 10,
-		Note: fmt.Sprintf("Every key of an event carries the hash tag {event}, so one event lives in one Cluster slot on one node, and adding nodes does not raise this figure. "+
-			"Tier 1's metering keeps an event under it: the advancer lets at most batchSize visitors through per tick (defaults: 500 per 10 s tick, 50/s). "+
-			"Each released visitor costs Tier 2 one joining check and then one check per nextPoll (1 s while within the first 1,000 places, 5 s up to 5,000), "+
-			"so an event's load is about released/s + queued visitors ÷ nextPoll: with the defaults and 1,000 people in line, about 1,050 checks/s, %.0f× below the measured node ceiling. "+
-			"Raise batchSize × ticks per second only while that sum stays well under it.",
-			res.CheckRawRps["joins"]/1050),
-	}
+	res.SingleEventCeiling = ceiling(res.CheckRawRps["joins"])
 
 	// Tier 1 capacity on DynamoDB (moto).
 	moto := testenv.Moto(b)
@@ -559,6 +552,35 @@ func pprofTop(tb testing.TB, path string) []string {
 	return out
 }
 
+// ceiling is one event's measured node ceiling (raw checks/s) and what Tier
+// 1's defaults send at it: the advancer's release rate, plus a line of 1,000
+// polling at the queue's own nextPoll for them.
+func ceiling(raw float64) Ceiling {
+	const line = 1000
+	tick := tier1.DefaultTickEvery.Seconds()
+	released := float64(tier1.DefaultBatch) / tick
+	poll := queue.NextPoll(queue.StatusQueued, line)
+	load := released + float64(line)/float64(poll)
+	return Ceiling{
+		ChecksPerSecond: raw, Tier1DefaultBatch: tier1.DefaultBatch, Tier1DefaultTickSeconds: tick,
+		Note: fmt.Sprintf("Every key of an event carries the hash tag {event}, so one event lives in one Cluster slot on one node, and adding nodes does not raise this figure. "+
+			"Tier 1's metering keeps an event under it: the advancer lets at most batchSize visitors through per tick (defaults: %d per %.0f s tick, %.0f/s). "+
+			"Each released visitor costs Tier 2 one joining check and then one check per nextPoll (%d s while within the first %s places, %d s up to 5,000), "+
+			"so an event's load is about released/s + queued visitors ÷ nextPoll: with the defaults and %s people in line, about %s checks/s, %.0f× below the measured node ceiling. "+
+			"Raise batchSize × ticks per second only while that sum stays well under it.",
+			tier1.DefaultBatch, tick, released, poll, "1,000", queue.NextPoll(queue.StatusQueued, 5000), "1,000", thousands(load), raw/load),
+	}
+}
+
+// thousands writes a whole number with a comma every three digits.
+func thousands(x float64) string {
+	d := strconv.FormatInt(int64(x+0.5), 10)
+	for i := len(d) - 3; i > 0; i -= 3 {
+		d = d[:i] + "," + d[i:]
+	}
+	return d
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -626,5 +648,23 @@ func TestRawCheckMatchesStore(t *testing.T) {
 	}
 	if len(rep) < 10 || rep[0] != "queued" || rep[2] != int64(1) || rep[4] != int64(1) || rep[9] != snap.Epoch.ID {
 		t.Fatalf("raw check after the store's: %v, want queued at rank 1, 1 active, epoch %q", rep, snap.Epoch.ID)
+	}
+}
+
+// TestCeilingNote keeps the single-event paragraph of bench/results.json on
+// today's defaults (Tier 1's batch and tick, the queue's nextPoll): change
+// one and this asks for a new `make bench`.
+func TestCeilingNote(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "bench", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := ceiling(r.SingleEventCeiling.ChecksPerSecond); got != r.SingleEventCeiling {
+		t.Fatalf("bench/results.json's single-event ceiling is stale: run `make bench`\nhave %+v\nwant %+v", r.SingleEventCeiling, got)
 	}
 }
