@@ -607,7 +607,10 @@ func updateMD(path string, r Results) error {
 	if i < 0 || j < i {
 		return fmt.Errorf("%s: markers missing", path)
 	}
-	return os.WriteFile(path, []byte(s[:i]+Render(r)+s[j+len(EndMarker):]), 0o644)
+	// Render ends the marker line itself: keep the rest without its newline,
+	// or each update adds a blank line.
+	rest := strings.TrimPrefix(s[j+len(EndMarker):], "\n")
+	return os.WriteFile(path, []byte(s[:i]+Render(r)+rest), 0o644)
 }
 
 // TestRawCheckMatchesStore keeps the raw EVALSHA of populate and
