@@ -73,8 +73,8 @@ type Ceiling struct {
 	// at most Batch/Tick new visitors per second reach Tier 2.
 	Tier1DefaultBatch       int     `json:"tier1DefaultBatch"`
 	Tier1DefaultTickSeconds float64 `json:"tier1DefaultTickSeconds"`
-	// PollingChecksPerSecond is what N queued visitors polling at nextPoll 1 s
-	// (positions ≤ 1,000) cost: N checks/s.
+	// Note is the paragraph BENCHMARKS.md prints, its figures derived from
+	// the above, queue.NextPoll and the measured ceiling.
 	Note string `json:"note"`
 }
 
@@ -169,7 +169,7 @@ func Render(r Results) string {
 	p("One node runs `check.lua` for new users at %.0f/s (redis-benchmark, above). %s\n", c.ChecksPerSecond, c.Note)
 
 	p("\n### Tier 1 capacity on DynamoDB (moto)\n\n")
-	p("Each enter picks one of the event's shards at random, so the hottest shard carries a little more than 1/shards of the shard writes; the gap closes as a sale grows. The last column divides by the writes per enter (the shard increment, the position record and the idempotency record, which have partition keys of their own, plus the advancer's raises).\n\n")
+	p("Each enter picks one of the event's shards at random, so the hottest shard carries a little more than 1/shards of the shard writes; the gap closes as a sale grows. The column \"1,000 ÷ share\" is the implied capacity in writes: all of the event's writes per second when its hottest partition reaches DynamoDB's 1,000 writes/s. The last column divides it by the writes per enter (the shard increment, the position record and the idempotency record, which have partition keys of their own, plus the advancer's raises), giving enters per second. Both are computed from counted writes; moto does not throttle (docs/loadtest.md).\n\n")
 	p("| shards | visitors | writes/visitor | reads/visitor | hottest partition's share of writes | 1,000 ÷ share (writes/s) | implied enters/s per event |\n")
 	p("|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, t := range r.Tier1Capacity {

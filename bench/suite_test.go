@@ -26,8 +26,10 @@ import (
 
 	"github.com/vwr-go/vwr/internal/loadtest"
 	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/redisstore"
 )
 
 var (
@@ -89,7 +91,7 @@ func BenchmarkSuite(b *testing.B) {
 		"QUEUE_SEEN_TTL_SECONDS=3600",
 	}, logf)
 	floor := startProc(b, filepath.Join(bins, "floor"), []string{"-addr", fAddr, "-redis", "redis://" + own.Addr,
-		"-lua", filepath.Join(root, "services/queue/redisstore"), "-secret", secret, "-threshold", "1"}, nil, nil)
+		"-secret", secret, "-threshold", "1"}, nil, nil)
 	waitHTTP(b, "http://"+qAddr+"/healthz")
 	waitTCP(b, fAddr)
 
@@ -148,7 +150,8 @@ func BenchmarkSuite(b *testing.B) {
 		res.ServiceOverRaw[sc] = round3(res.CheckServiceRps[sc] / res.CheckRawRps[sc])
 		b.Logf("redis-benchmark %s: %.0f/s", sc, res.CheckRawRps[sc])
 	}
-	res.Commands = append(res.Commands, fmt.Sprintf("redis-benchmark -h 127.0.0.1 -p PORT -c %d -n 200000 -r R --csv EVALSHA <sha of lib.lua+check.lua> 7 {E}:queue {E}:active {E}:seen {E}:threshold {E}:admissions {E}:rank-pending {E}:retired u:__rand_int__ 1 NOW 600000 TH 60000 0", *benchConns))
+	res.Commands = append(res.Commands, fmt.Sprintf("redis-benchmark -h 127.0.0.1 -p PORT -c %d -n 200000 -r R --csv EVALSHA <sha of lib.lua+check.lua> %d %s u:__rand_int__ %s",
+		*benchConns, len(eventKeys("E")), strings.Join(eventKeys("E"), " "), strings.ReplaceAll(strings.Join(checkArgs("1", "NOW", "TH"), " "), "  ", " '' ")))
 
 	// Redis bytes per waiting user.
 	const waiters = 100000
@@ -164,15 +167,7 @@ func BenchmarkSuite(b *testing.B) {
 	}
 	res.RedisBytesPerWaitingUser, res.RedisBytesUsers = round1(float64(total)/float64(queued)), waiters
 
-	res.SingleEventCeiling = Ceiling{
-		ChecksPerSecond: res.CheckRawRps["joins"], Tier1DefaultBatch: 500, Tier1DefaultTickSeconds: 10,
-		Note: fmt.Sprintf("Every key of an event carries the hash tag {event}, so one event lives in one Cluster slot on one node, and adding nodes does not raise this figure. "+
-			"Tier 1's metering keeps an event under it: the advancer lets at most batchSize visitors through per tick (defaults: 500 per 10 s tick, 50/s). "+
-			"Each released visitor costs Tier 2 one joining check and then one check per nextPoll (1 s while within the first 1,000 places, 5 s up to 5,000), "+
-			"so an event's load is about released/s + queued visitors ÷ nextPoll: with the defaults and 1,000 people in line, about 1,050 checks/s, %.0f× below the measured node ceiling. "+
-			"Raise batchSize × ticks per second only while that sum stays well under it.",
-			res.CheckRawRps["joins"]/1050),
-	}
+	res.SingleEventCeiling = ceiling(res.CheckRawRps["joins"])
 
 	// Tier 1 capacity on DynamoDB (moto).
 	moto := testenv.Moto(b)
@@ -324,9 +319,19 @@ func checkScript(tb testing.TB, root string) *redis.Script {
 	return redis.NewScript(string(lib) + string(chk))
 }
 
+// eventKeys is check.lua's KEYS list for ev, as services/queue/redisstore's
+// keys.go builds it (unexported there; redis-benchmark needs the names
+// spelled out). TestRawCheckMatchesStore fails when the two drift apart.
 func eventKeys(ev string) []string {
 	t := "{" + ev + "}"
-	return []string{t + ":queue", t + ":active", t + ":seen", t + ":threshold", t + ":admissions", t + ":rank-pending", t + ":retired"}
+	return []string{t + ":queue", t + ":active", t + ":seen", t + ":threshold", t + ":admissions", t + ":rank-pending", t + ":retired", t + ":epoch"}
+}
+
+// checkArgs is check.lua's ARGV after the user id, as redisstore.Check sends
+// them for a visitor without a Tier 1 position or an entry token, from an
+// instance that has seen no epoch yet (so no recovery window ever opens).
+func checkArgs(score, now, threshold string) []string {
+	return []string{score, now, "600000", threshold, strconv.FormatInt(queue.RateWindow.Milliseconds(), 10), "0", "", "bench-epoch", "0", "0"}
 }
 
 // populate runs check.lua for n users of ev in pipelines of 1,000.
@@ -337,7 +342,11 @@ func populate(tb testing.TB, rdb *redis.Client, s *redis.Script, ev string, n in
 	for i := 0; i < n; i += 1000 {
 		pipe := rdb.Pipeline()
 		for j := i; j < min(i+1000, n); j++ {
-			s.EvalSha(ctx, pipe, eventKeys(ev), uid(j), now+int64(j), now, 600000, threshold, queue.RateWindow.Milliseconds(), "0")
+			args := []any{uid(j)}
+			for _, a := range checkArgs(strconv.FormatInt(now+int64(j), 10), strconv.FormatInt(now, 10), strconv.FormatInt(threshold, 10)) {
+				args = append(args, a)
+			}
+			s.EvalSha(ctx, pipe, eventKeys(ev), args...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			tb.Fatal(err)
@@ -348,9 +357,11 @@ func populate(tb testing.TB, rdb *redis.Client, s *redis.Script, ev string, n in
 func redisBenchmark(tb testing.TB, addr, sha, ev, uid, rnd, th string) float64 {
 	tb.Helper()
 	host, port, _ := net.SplitHostPort(addr)
-	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(*benchConns), "-n", "200000", "-r", rnd, "--csv", "EVALSHA", sha, "7"}
-	args = append(args, eventKeys(ev)...)
-	args = append(args, uid, "1", strconv.FormatInt(time.Now().UnixMilli(), 10), "600000", th, "60000", "0")
+	keys := eventKeys(ev)
+	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(*benchConns), "-n", "200000", "-r", rnd, "--csv", "EVALSHA", sha, strconv.Itoa(len(keys))}
+	args = append(args, keys...)
+	args = append(args, uid)
+	args = append(args, checkArgs("1", strconv.FormatInt(time.Now().UnixMilli(), 10), th)...)
 	out, err := exec.Command("redis-benchmark", args...).Output()
 	if err != nil {
 		tb.Fatalf("redis-benchmark (from redis-tools; `make testenv` installs it): %v", err)
@@ -541,6 +552,35 @@ func pprofTop(tb testing.TB, path string) []string {
 	return out
 }
 
+// ceiling is one event's measured node ceiling (raw checks/s) and what Tier
+// 1's defaults send at it: the advancer's release rate, plus a line of 1,000
+// polling at the queue's own nextPoll for them.
+func ceiling(raw float64) Ceiling {
+	const line = 1000
+	tick := tier1.DefaultTickEvery.Seconds()
+	released := float64(tier1.DefaultBatch) / tick
+	poll := queue.NextPoll(queue.StatusQueued, line)
+	load := released + float64(line)/float64(poll)
+	return Ceiling{
+		ChecksPerSecond: raw, Tier1DefaultBatch: tier1.DefaultBatch, Tier1DefaultTickSeconds: tick,
+		Note: fmt.Sprintf("Every key of an event carries the hash tag {event}, so one event lives in one Cluster slot on one node, and adding nodes does not raise this figure. "+
+			"Tier 1's metering keeps an event under it: the advancer lets at most batchSize visitors through per tick (defaults: %d per %.0f s tick, %.0f/s). "+
+			"Each released visitor costs Tier 2 one joining check and then one check per nextPoll (%d s while within the first %s places, %d s up to 5,000), "+
+			"so an event's load is about released/s + queued visitors ÷ nextPoll: with the defaults and %s people in line, about %s checks/s, %.0f× below the measured node ceiling. "+
+			"Raise batchSize × ticks per second only while that sum stays well under it.",
+			tier1.DefaultBatch, tick, released, poll, "1,000", queue.NextPoll(queue.StatusQueued, 5000), "1,000", thousands(load), raw/load),
+	}
+}
+
+// thousands writes a whole number with a comma every three digits.
+func thousands(x float64) string {
+	d := strconv.FormatInt(int64(x+0.5), 10)
+	for i := len(d) - 3; i > 0; i -= 3 {
+		d = d[:i] + "," + d[i:]
+	}
+	return d
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -567,5 +607,67 @@ func updateMD(path string, r Results) error {
 	if i < 0 || j < i {
 		return fmt.Errorf("%s: markers missing", path)
 	}
-	return os.WriteFile(path, []byte(s[:i]+Render(r)+s[j+len(EndMarker):]), 0o644)
+	// Render ends the marker line itself: keep the rest without its newline,
+	// or each update adds a blank line.
+	rest := strings.TrimPrefix(s[j+len(EndMarker):], "\n")
+	return os.WriteFile(path, []byte(s[:i]+Render(r)+rest), 0o644)
+}
+
+// TestRawCheckMatchesStore keeps the raw EVALSHA of populate and
+// redis-benchmark on the store's contract: a user the raw call admits,
+// redisstore.Check sees in the same active set, and the raw call then sees
+// the store's queued user and the epoch it started, so the KEYS and ARGV
+// above are check.lua's.
+func TestRawCheckMatchesStore(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
+	t.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	script := checkScript(t, testenv.RepoRoot(t))
+	if err := script.Load(ctx, rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ev := "raw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	populate(t, rdb, script, ev, 1, 1, func(int) string { return "raw-a" })
+
+	store := redisstore.New(rdb, redisstore.Options{})
+	now := time.Now()
+	snap, err := store.Check(ctx, queue.CheckInput{EventID: ev, UserID: "store-b", Score: now.UnixMilli(), Now: now,
+		ActiveTTL: 10 * time.Minute, DefaultThreshold: 1, Epoch: queue.EpochInput{Candidate: "store-epoch"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Status != queue.StatusQueued || snap.ActiveCount != 1 || snap.Rank != 0 {
+		t.Fatalf("store after a raw admission: %+v, want queued at rank 0 with 1 active", snap)
+	}
+
+	args := []any{"raw-c"}
+	for _, a := range checkArgs(strconv.FormatInt(now.UnixMilli()+1, 10), strconv.FormatInt(now.UnixMilli(), 10), "1") {
+		args = append(args, a)
+	}
+	rep, err := script.EvalSha(ctx, rdb, eventKeys(ev), args...).Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep) < 10 || rep[0] != "queued" || rep[2] != int64(1) || rep[4] != int64(1) || rep[9] != snap.Epoch.ID {
+		t.Fatalf("raw check after the store's: %v, want queued at rank 1, 1 active, epoch %q", rep, snap.Epoch.ID)
+	}
+}
+
+// TestCeilingNote keeps the single-event paragraph of bench/results.json on
+// today's defaults (Tier 1's batch and tick, the queue's nextPoll): change
+// one and this asks for a new `make bench`.
+func TestCeilingNote(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "bench", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := ceiling(r.SingleEventCeiling.ChecksPerSecond); got != r.SingleEventCeiling {
+		t.Fatalf("bench/results.json's single-event ceiling is stale: run `make bench`\nhave %+v\nwant %+v", r.SingleEventCeiling, got)
+	}
 }

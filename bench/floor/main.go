@@ -1,10 +1,12 @@
 // Command floor is the honest reference for Tier 2's check (BENCHMARKS.md):
 // the least a server must do to answer POST /api/queue/check/{eventId} the
-// way bin/queue does. It reads the user id from a trusted header, sends the
-// same check.lua (read from services/queue/redisstore at start) with one
-// EVALSHA pipelined with the SADD, mints the same entry token when the user
-// is active, and writes the same JSON. No metrics, no logging, no config
-// layers. It is bench code, never shipped: `make bench` builds and runs it.
+// way bin/queue does. It reads the user id from a trusted header, runs the
+// store's own check (services/queue/redisstore: check.lua with one EVALSHA
+// pipelined with the SADD, so the script's keys and arguments cannot drift
+// from the service's), mints the same entry token when the user is active,
+// and writes the same JSON. No queue.Service (settings, epoch cache, notices),
+// no metrics, no logging, no config layers. It is bench code, never
+// shipped: `make bench` builds and runs it.
 package main
 
 import (
@@ -15,7 +17,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,30 +24,27 @@ import (
 	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/httpapi"
+	"github.com/vwr-go/vwr/services/queue/redisstore"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8090", "listen address")
 	redisURL := flag.String("redis", "redis://127.0.0.1:6379", "Redis URL")
-	luaDir := flag.String("lua", "services/queue/redisstore", "folder holding lib.lua and check.lua")
 	header := flag.String("header", "X-User-Id", "trusted user id header")
 	secret := flag.String("secret", os.Getenv("QUEUE_ENTRY_TOKEN_SECRET"), "entry token secret")
 	threshold := flag.Int64("threshold", 1000, "default threshold")
 	ttl := flag.Duration("ttl", 10*time.Minute, "active TTL")
+	tokenTTL := flag.Duration("token-ttl", queue.DefaultEntryTokenTTL, "entry token lifetime (at most the slot)")
 	flag.Parse()
 
-	lib, err := os.ReadFile(filepath.Join(*luaDir, "lib.lua"))
-	check(err)
-	chk, err := os.ReadFile(filepath.Join(*luaDir, "check.lua"))
-	check(err)
 	opt, err := redis.ParseURL(*redisURL)
 	check(err)
-	rdb := redis.NewClient(opt)
-	script := redis.NewScript(string(lib) + string(chk))
-	check(script.Load(context.Background(), rdb).Err())
+	store := redisstore.New(redis.NewClient(opt), redisstore.Options{})
+	check(store.Load(context.Background()))
 	keys, err := token.NewKeyRing("", []byte(*secret))
 	check(err)
-	f := &floor{rdb: rdb, script: script, keys: keys, header: *header, threshold: *threshold, ttl: *ttl}
+	f := &floor{store: store, keys: keys, header: *header, threshold: *threshold, ttl: *ttl, tokenTTL: *tokenTTL}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/queue/check/{eventId}", f.check)
 	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -61,12 +59,12 @@ func check(err error) {
 }
 
 type floor struct {
-	rdb       *redis.Client
-	script    *redis.Script
+	store     *redisstore.Store
 	keys      *token.KeyRing
 	header    string
 	threshold int64
 	ttl       time.Duration
+	tokenTTL  time.Duration
 }
 
 // view is bin/queue's check answer (services/queue/httpapi viewBody).
@@ -84,6 +82,7 @@ type view struct {
 	Threshold     int64  `json:"threshold"`
 	EntryToken    string `json:"entryToken,omitempty"`
 	ExpiresAt     string `json:"expiresAt,omitempty"`
+	Recovering    bool   `json:"recovering"` // always false: the floor keeps no epoch
 }
 
 func (f *floor) check(w http.ResponseWriter, r *http.Request) {
@@ -93,43 +92,38 @@ func (f *floor) check(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	// The key layout of services/queue/redisstore/keys.go, in its KEYS order.
-	tag := "{" + ev + "}"
-	ks := []string{tag + ":queue", tag + ":active", tag + ":seen", tag + ":threshold", tag + ":admissions", tag + ":rank-pending", tag + ":retired"}
-	pipe := f.rdb.Pipeline()
-	cmd := f.script.EvalSha(r.Context(), pipe, ks, uid, now.UnixMilli(), now.UnixMilli(), f.ttl.Milliseconds(), f.threshold,
-		queue.RateWindow.Milliseconds(), "0")
-	pipe.SAdd(r.Context(), "queue:active-events", ev)
-	if _, err := pipe.Exec(r.Context()); err != nil {
+	// No epoch known: the store starts one when it is missing and never
+	// opens a recovery window, which the floor does not model.
+	snap, err := f.store.Check(r.Context(), queue.CheckInput{EventID: ev, UserID: uid, Score: now.UnixMilli(), Now: now,
+		ActiveTTL: f.ttl, DefaultThreshold: f.threshold, Epoch: queue.EpochInput{Candidate: token.NewTokenID()}})
+	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "unavailable", "unavailable")
 		return
 	}
-	rep, err := cmd.Slice()
-	if err != nil || len(rep) < 8 {
-		fail(w, http.StatusInternalServerError, "internal", "internal")
-		return
-	}
-	n := func(i int) int64 { v, _ := rep[i].(int64); return v }
-	status, _ := rep[0].(string)
-	v := view{Status: status, EventID: ev, QueueSize: n(3), CurrentUsers: n(4), Threshold: n(5)}
-	if status == "queued" {
-		v.Queued, v.Position, v.PeopleAhead = true, n(2)+1, n(2)
-		v.PeopleBehind = max(n(3)-n(2)-1, 0)
-		v.EstimatedWait = queue.EstimateWait(v.Position, n(6))
+	v := view{Status: string(snap.Status), EventID: ev, QueueSize: snap.QueueSize, CurrentUsers: snap.ActiveCount, Threshold: snap.Threshold}
+	if snap.Status == queue.StatusQueued {
+		v.Queued, v.Position, v.PeopleAhead = true, snap.Rank+1, snap.Rank
+		v.PeopleBehind = max(snap.QueueSize-snap.Rank-1, 0)
+		v.EstimatedWait = queue.EstimateWait(v.Position, snap.AdmittedLastMinute)
 		v.NextPoll = queue.NextPoll(queue.StatusQueued, v.Position)
 		jsonhttp.WriteJSON(w, http.StatusOK, v)
 		return
 	}
-	exp := time.UnixMilli(n(7))
+	// The service's short token: renewed by each check while the slot runs.
+	exp := snap.ExpiresAt
+	tokExp := now.Add(f.tokenTTL)
+	if exp.Before(tokExp) {
+		tokExp = exp
+	}
 	v.NextPoll = queue.NextPoll(queue.StatusActive, 0)
-	tok, err := f.keys.IssueEntry(token.Entry{EventID: ev, UserID: uid, ID: queue.EntryTokenID(ev, uid, exp), IssuedAt: now, ExpiresAt: exp})
+	tok, err := f.keys.IssueEntry(token.Entry{EventID: ev, UserID: uid, ID: queue.EntryTokenID(ev, uid, exp), IssuedAt: now, ExpiresAt: tokExp, SlotEndsAt: exp})
 	if err != nil {
 		fail(w, http.StatusInternalServerError, "internal", "internal")
 		return
 	}
 	v.EntryToken, v.ExpiresAt = tok, exp.UTC().Format(time.RFC3339)
-	if left := int(math.Ceil(exp.Sub(now).Seconds())); left > 0 {
-		http.SetCookie(w, &http.Cookie{Name: "urr-entry-token", Value: tok, Path: "/", MaxAge: left, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	if left := int(math.Ceil(tokExp.Sub(now).Seconds())); left > 0 {
+		http.SetCookie(w, &http.Cookie{Name: httpapi.EntryCookie, Value: tok, Path: "/", MaxAge: left, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
 	jsonhttp.WriteJSON(w, http.StatusOK, v)
 }

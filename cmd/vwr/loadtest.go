@@ -22,6 +22,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/loadtest"
 	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
@@ -302,7 +303,7 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 					return "", errors.New("redis-restart needs the Redis the tool started (unset REDIS_URL)")
 				}
 				m.Close()
-				if err := sleepCtx(ctx, 2*time.Second); err != nil {
+				if err := clock.Sleep(ctx, 2*time.Second); err != nil {
 					return "", err
 				}
 				if err := m.Restart(); err != nil {
@@ -312,7 +313,7 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 				return "embedded Redis down for 2 s, back empty", nil
 			case loadtest.FaultSQSDown:
 				sqsProxy.SetCut(true)
-				err := sleepCtx(ctx, sqsDownFor)
+				err := clock.Sleep(ctx, sqsDownFor)
 				sqsProxy.SetCut(false)
 				return fmt.Sprintf("SQS unreachable for %s; notifications by outcome when it came back: %s", sqsDownFor, sqsOutcomes(s)), err
 			case loadtest.FaultTier2Kill:
@@ -366,17 +367,6 @@ func fastForwardJob(ctx context.Context, st *loadtestStack, m *miniredis.Minired
 	done := make(chan struct{})
 	go func() { defer close(done); fastForward(ctx, m) }()
 	st.stops = append(st.stops, func() { cancel(); <-done })
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // redisLogger writes go-redis's own messages to the run's log file.

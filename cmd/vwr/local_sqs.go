@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/vwr-go/vwr/internal/notify"
@@ -63,11 +61,11 @@ func init() {
 // openNotifierAt is notify.Open with the SQS client sent to s.SQSEndpoint
 // (`vwr loadtest` puts a proxy it can cut there).
 func openNotifierAt(cfg notify.Config, s *localStack) (notify.Notifier, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRetryMaxAttempts(1))
+	client, err := notify.NewClient(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("notify: load AWS config: %w", err)
+		return nil, err
 	}
-	client := sqs.NewFromConfig(awsCfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.SQSEndpoint) })
+	client = sqs.New(client.Options(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.SQSEndpoint) })
 	return notify.New(cfg, client, notify.Options{Logger: s.Log})
 }
 

@@ -43,35 +43,32 @@ type visitor struct {
 	tier2    int // which Tier 2 instance this visitor's balancer sends it to
 
 	// Tier 1.
-	requestID       string
-	position        int64
-	serving         int64
-	nextPoll        int
-	enterRecv       time.Time
-	est1            float64 // the estimate shown when the place was taken, seconds
-	lastWaitSent1   time.Time
-	tier1AdmitRecv  time.Time
-	tier1AdmitSent  time.Time
-	pass            string
-	passThrough     bool
-	requeued        int
-	passRenewals    int
-	leaveAttempts   int
-	gaveUp          bool
-	arrived         time.Time
-	t2FirstSent     time.Time // first Tier 2 check of the current pass
-	t2FirstQueued   time.Time // first queued answer received
-	t2LastQueued    time.Time // last queued answer's request sent
-	est2            float64   // the estimate at the first queued answer, seconds
-	est2Set         bool
-	activeRecv      time.Time
-	activeSent      time.Time
-	direct          bool
-	leaveSent       time.Time
-	left            bool
-	finished        time.Time
-	tier2Checks     int
-	lastStatusError int
+	requestID      string
+	position       int64
+	serving        int64
+	nextPoll       int
+	enterRecv      time.Time
+	est1           float64 // the estimate shown when the place was taken, seconds
+	lastWaitSent1  time.Time
+	tier1AdmitRecv time.Time
+	pass           string
+	passThrough    bool
+	requeued       int
+	passRenewals   int
+	leaveAttempts  int
+	gaveUp         bool
+	arrived        time.Time
+	t2FirstSent    time.Time // first Tier 2 check of the current pass
+	t2FirstQueued  time.Time // first queued answer received
+	t2LastQueued   time.Time // last queued answer's request sent
+	est2           float64   // the estimate at the first queued answer, seconds
+	est2Set        bool
+	activeRecv     time.Time
+	activeSent     time.Time
+	direct         bool
+	leaveSent      time.Time
+	left           bool
+	finished       time.Time
 }
 
 func newVisitor(r *run, id int, seed uint64) *visitor {
@@ -171,7 +168,7 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 		if b.Admitted {
 			v.pass = b.Token
 			if v.tier1AdmitRecv.IsZero() {
-				v.tier1AdmitSent, v.tier1AdmitRecv = res.sent, res.recv
+				v.tier1AdmitRecv = res.recv
 			}
 			return v.toTier2()
 		}
@@ -207,7 +204,7 @@ func (v *visitor) failed1(res response) (time.Duration, bool) {
 		return 0, false
 	}
 	if finalError(res.status) {
-		v.gaveUp, v.lastStatusError = true, res.status
+		v.gaveUp = true
 		return v.done()
 	}
 	v.failures++
@@ -222,7 +219,6 @@ func (v *visitor) toTier2() (time.Duration, bool) {
 // tier2Check is one turn of queue.js's loop.
 func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 	res := v.r.call(ctx, "tier2.check", http.MethodPost, v.api2("check"), map[string]string{"Authorization": "Bearer " + v.pass}, nil)
-	v.tier2Checks++
 	if v.t2FirstSent.IsZero() {
 		v.t2FirstSent = res.sent
 	}
@@ -239,7 +235,7 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 			v.stage, v.t1next = stageTier1, nextAssign
 			return 0, false
 		case finalError(res.status):
-			v.gaveUp, v.lastStatusError = true, res.status
+			v.gaveUp = true
 			return v.done()
 		case res.status == 0:
 			v.r.lb.down(v.tier2) // the balancer takes a dead instance out
