@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/vwr-go/vwr/internal/loadtest"
@@ -46,7 +48,8 @@ func TestLoadtestSurvivesRedisFlush(t *testing.T) {
 		t.Errorf("admissions never resumed after the flush: %+v", f)
 	}
 	if rep.Inversions.Tier1 != 0 || rep.Inversions.Tier2 != 0 {
-		t.Errorf("inversions %+v", rep.Inversions)
+		passed, _ := os.ReadFile(filepath.Join(dir, loadtest.PassedOverFile))
+		t.Errorf("inversions %+v; passed over (seconds since the first arrival):\n%s", rep.Inversions, passed)
 	}
 	if rep.OverAdmissions != 0 || rep.MaxActive > rep.Threshold {
 		t.Errorf("%d over-admissions, %d active at most of %d", rep.OverAdmissions, rep.MaxActive, rep.Threshold)

@@ -150,7 +150,11 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	for i, f := range rc.failures {
 		fails[i] = Failure{T: r.since(f.at), Endpoint: f.endpoint, Status: f.status}
 	}
-	return &Result{Report: rep, Samples: append([]Sample{}, r.samples...), Visits: visits, Failures: fails}
+	res := &Result{Report: rep, Samples: append([]Sample{}, r.samples...), Visits: visits, Failures: fails}
+	if rep.Inversions.Tier2 > 0 {
+		res.PassedOver = r.passedOver(vs)
+	}
+	return res
 }
 
 // faultRecovery fills each fault's error count and recovery time: the
@@ -249,11 +253,7 @@ func tier2Inversions(vs []*visitor) int64 {
 		if v.passThrough || v.position <= 0 || v.t2FirstSent.IsZero() {
 			continue
 		}
-		after := v.t2LastQueued
-		if after.IsZero() {
-			after = v.activeSent
-		}
-		es = append(es, e{v.position, v.t2FirstQueued, after, v.activeRecv, v.t2LastQueued})
+		es = append(es, e{v.position, v.t2FirstQueued, v.tier2After(), v.activeRecv, v.t2LastQueued})
 	}
 	// Walking from the back of the line, the admitted visitors behind A sit
 	// in a Fenwick tree keyed by the rank of "after" (descending), holding
@@ -282,6 +282,46 @@ func tier2Inversions(vs []*visitor) int64 {
 		}
 	}
 	return n
+}
+
+// passedOver names, for each visitor tier2Inversions counts, the first
+// visitor behind it let in ahead of it. Quadratic: it runs only when there
+// are inversions to explain.
+func (r *run) passedOver(vs []*visitor) []PassedOver {
+	var out []PassedOver
+	for _, a := range vs {
+		if a.passThrough || a.position <= 0 || a.t2FirstQueued.IsZero() || a.t2LastQueued.IsZero() {
+			continue
+		}
+		var first *visitor
+		for _, b := range vs {
+			if b.passThrough || b.position <= a.position || b.activeRecv.IsZero() || b.t2FirstSent.IsZero() {
+				continue
+			}
+			if b.tier2After().After(a.t2FirstQueued) && a.t2LastQueued.After(b.activeRecv) &&
+				(first == nil || b.activeRecv.Before(first.activeRecv)) {
+				first = b
+			}
+		}
+		if first != nil {
+			out = append(out, PassedOver{
+				APosition: a.position, BPosition: first.position,
+				AJoined: r.since(a.t2FirstQueued), ALastQueued: r.since(a.t2LastQueued),
+				BAfter: r.since(first.tier2After()), BActive: r.since(first.activeRecv),
+				BDirect: first.direct, AInstance: a.tier2, BInstance: first.tier2,
+			})
+		}
+	}
+	return out
+}
+
+// tier2After is when the visitor was last known to be still waiting at
+// Tier 2: its last queued check, or its active check for a direct entry.
+func (v *visitor) tier2After() time.Time {
+	if v.t2LastQueued.IsZero() {
+		return v.activeSent
+	}
+	return v.t2LastQueued
 }
 
 // minFenwick answers "earliest time among the first k slots" with updates.

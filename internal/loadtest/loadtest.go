@@ -135,6 +135,19 @@ type Result struct {
 	Visits  []Visit
 	// Failures are every non-2xx answer and transport error, in order.
 	Failures []Failure
+	// PassedOver explains each Tier 2 inversion with one visitor admitted
+	// ahead of the one passed over (empty when there is none).
+	PassedOver []PassedOver
+}
+
+// PassedOver is one Tier 2 inversion: A was queued and still told so after
+// B, behind A, had been let in. Times are seconds since the first arrival.
+type PassedOver struct {
+	APosition, BPosition int64
+	AJoined, ALastQueued float64 // A's first queued answer; A's last queued check sent
+	BAfter, BActive      float64 // B was still waiting when it sent this; B's active answer
+	BDirect              bool
+	AInstance, BInstance int // which Tier 2 instance each was balanced to
 }
 
 // Failure is one failed request, at T seconds since the first arrival;

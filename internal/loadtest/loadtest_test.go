@@ -129,6 +129,12 @@ func TestTier2Inversions(t *testing.T) {
 	if n := tier2Inversions(bad); n != 1 {
 		t.Errorf("passed over: %d inversions, want 1", n)
 	}
+	// The explanation names 2 (active at 4, the first of the two let in
+	// ahead of 1).
+	r := &run{start: at(0)}
+	if ps := r.passedOver(bad); len(ps) != 1 || ps[0].APosition != 1 || ps[0].BPosition != 2 || ps[0].BActive != 4 || ps[0].ALastQueued != 6 {
+		t.Errorf("passed over: %+v, want 1 passed over by 2", ps)
+	}
 	// A visitor who only joined after the other was admitted is not passed over.
 	late := []*visitor{v(1, 6, 8, 9), v(2, 1, 3, 4)}
 	if n := tier2Inversions(late); n != 0 {

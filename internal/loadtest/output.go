@@ -30,6 +30,11 @@ func WriteOutputs(dir string, res *Result) error {
 	if err := writeVisits(filepath.Join(dir, VisitsFile), res.Visits); err != nil {
 		return err
 	}
+	if len(res.PassedOver) > 0 {
+		if err := writePassedOver(filepath.Join(dir, PassedOverFile), res.PassedOver); err != nil {
+			return err
+		}
+	}
 	return WritePlots(dir, res)
 }
 
@@ -51,6 +56,30 @@ func writeVisits(path string, vs []Visit) error {
 	}
 	for _, v := range vs {
 		_ = w.Write([]string{strconv.FormatInt(v.Position, 10), num(v.Arrived), num(v.Tier1Admit), num(v.Active), num(v.Left), num(v.EstimateWait), num(v.ActualWait)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// PassedOverFile explains the Tier 2 inversions, one CSV row each; it is
+// written only when there are some.
+const PassedOverFile = "passed-over.csv"
+
+func writePassedOver(path string, ps []PassedOver) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"aPosition", "aJoined", "aLastQueued", "aInstance", "bPosition", "bAfter", "bActive", "bDirect", "bInstance"})
+	sec := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	for _, p := range ps {
+		_ = w.Write([]string{strconv.FormatInt(p.APosition, 10), sec(p.AJoined), sec(p.ALastQueued), strconv.Itoa(p.AInstance),
+			strconv.FormatInt(p.BPosition, 10), sec(p.BAfter), sec(p.BActive), strconv.FormatBool(p.BDirect), strconv.Itoa(p.BInstance)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
