@@ -141,6 +141,9 @@ type Service struct {
 	// epochs remembers, per event, the epoch this instance last saw in the
 	// store: finding it gone is how a lost Redis is detected.
 	epochs sync.Map // event id → epoch id
+	// unclaimed remembers whom this instance's worker let in until they
+	// fetch a token, so that a loss does not take their admission back.
+	unclaimed unclaimed
 }
 
 // New returns a Service. A nil Notifier or clock gets a no-op notifier or the
@@ -196,11 +199,28 @@ func (s *Service) epochInput(eventID string) EpochInput {
 	return EpochInput{Known: k, Candidate: token.NewTokenID(), Window: s.cfg.RecoveryWindow}
 }
 
-// sawEpoch remembers the epoch a step reported.
-func (s *Service) sawEpoch(eventID string, e EpochState) {
-	if e.ID != "" {
-		s.epochs.Store(eventID, e.ID)
+// sawEpoch remembers the epoch a step reported. An epoch other than the one
+// this instance knew means the event's state was lost: first the users its
+// worker let in who had not fetched a token yet are put back (see
+// unclaimed). Until that succeeds the old epoch stays known, so the next
+// step tries again.
+func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) {
+	if e.ID == "" {
+		return
 	}
+	known, _ := s.epochs.Load(eventID)
+	if k, _ := known.(string); k != "" && k != e.ID {
+		now := s.clk.Now()
+		if users := s.unclaimed.pending(eventID, now); len(users) > 0 {
+			start := time.Now()
+			_, err := s.store.Restore(ctx, eventID, users, now)
+			s.observe("restore", start, err)
+			if err != nil {
+				return
+			}
+		}
+	}
+	s.epochs.Store(eventID, e.ID)
 }
 
 // holderSlotEnd is the slot end of the entry token who presented, when it is
@@ -274,7 +294,7 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 		HolderSlotEnd:    s.holderSlotEnd(eventID, who, now),
 	})
 	s.observe("check", start, err)
-	s.sawEpoch(eventID, snap.Epoch)
+	s.sawEpoch(ctx, eventID, snap.Epoch)
 	if err != nil {
 		if snap.Activated {
 			s.admitted(newAdmission(eventID, who.UserID, now, snap.ExpiresAt))
@@ -303,7 +323,7 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
 	}
-	s.sawEpoch(eventID, snap.Epoch)
+	s.sawEpoch(ctx, eventID, snap.Epoch)
 	if snap.Status == "" {
 		if !s.holderSlotEnd(eventID, who, now).IsZero() {
 			// An entry-token holder the store has lost (a flushed Redis):
@@ -342,6 +362,7 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	}
 	v.NextPoll = NextPoll(StatusActive, 0)
 	v.ExpiresAt = snap.ExpiresAt
+	s.unclaimed.forget(eventID, userID)
 	a := newAdmission(eventID, userID, now, snap.ExpiresAt)
 	// Report the admission before minting: the store has already let the
 	// user in, and a later check only re-mints (Activated is false then), so
@@ -420,6 +441,7 @@ func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, erro
 	start := time.Now()
 	removed, err := s.store.Leave(ctx, eventID, userID)
 	s.observe("leave", start, err)
+	s.unclaimed.forget(eventID, userID)
 	if err != nil {
 		return false, unavailable("leave", eventID, err)
 	}

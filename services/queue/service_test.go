@@ -716,6 +716,54 @@ func TestFlushSelfHeal(t *testing.T) {
 	}
 }
 
+// TestFlushKeepsUnclaimedAdmissions: the worker lets p1 in, and Redis is
+// lost before p1's page checks again to fetch its token. p1 must not wait
+// again behind the recovery window while the worker hands its slot to p2:
+// the instance puts p1 back, and p1's next check finds it active with its
+// original slot; p2 is admitted only when a slot frees, and nobody twice.
+func TestFlushKeepsUnclaimedAdmissions(t *testing.T) {
+	t.Parallel()
+	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 8}, queue.Config{Threshold: 2})
+	b.check(t, "x", 0)
+	y := b.check(t, "y", 0)
+	for p := 1; p <= 5; p++ {
+		b.check(t, fmt.Sprintf("p%d", p), int64(p))
+	}
+	b.leave(t, "x")
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.admitOnce(t, w, 1)
+	slot := b.clk.Now().Add(queue.DefaultActiveTTL)
+	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// y's site renews y's token: the loss is found, a window starts, and
+	// p1 is put back.
+	b.clk.Advance(time.Second)
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "y", EntryToken: y.EntryToken}); err != nil || v.Status != queue.StatusActive {
+		t.Fatalf("y after the flush: %+v, %v", v, err)
+	}
+	for _, p := range []int{4, 2, 5, 3} {
+		if v := b.check(t, fmt.Sprintf("p%d", p), int64(p)); v.Status != queue.StatusQueued || v.RecoveringUntil.IsZero() || v.CurrentUsers != 2 {
+			t.Fatalf("p%d during the window: %+v, want queued with y and p1 active", p, v)
+		}
+	}
+	if v := b.check(t, "p1", 1); v.Status != queue.StatusActive || !v.ExpiresAt.Equal(slot) || v.EntryToken == "" {
+		t.Fatalf("p1 after the flush: %+v, want active until %v", v, slot)
+	}
+	// After the window both slots are held (y, p1): nobody is let in until
+	// y leaves, and then p2.
+	b.clk.Advance(queue.Config{}.WithDefaults().RecoveryWindow)
+	b.admitOnce(t, w, 0)
+	b.leave(t, "y")
+	b.admitOnce(t, w, 1)
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "p3"}); err != nil || v.Position != 1 {
+		t.Fatalf("p3 after p2's admission: %+v, %v; want first in line", v, err)
+	}
+	if got := fmt.Sprint(b.rec.users()); got != "[x y p1 p2]" {
+		t.Fatalf("admissions %s, want [x y p1 p2]", got)
+	}
+}
+
 // TestConcurrentChecksAndWorkers has users join concurrently while two
 // workers run and the clock moves: a sampler never sees more active users
 // than the threshold, and every user is admitted exactly once.

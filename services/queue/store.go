@@ -45,6 +45,13 @@ type Store interface {
 	// Retire drops an event whose line and active set are empty from the
 	// active events, without ever losing an event that someone joins meanwhile.
 	Retire(ctx context.Context, eventID string) (bool, error)
+	// Restore puts users admitted before a loss of the event's state back
+	// into the active set with their slot ends (and out of the line, which
+	// they may have joined again meanwhile). It does so only while the
+	// event's recovery window runs, when nobody new is admitted, so that no
+	// slot they held has been handed out again. It returns how many it put
+	// back.
+	Restore(ctx context.Context, eventID string, users []Restored, now time.Time) (int, error)
 	// CleanupStale removes queued users whose last heartbeat is before cutoff.
 	CleanupStale(ctx context.Context, eventID string, cutoff time.Time) (int, error)
 	// Ping checks that the store answers.
@@ -107,6 +114,12 @@ type Snapshot struct {
 	AdmittedLastMinute int64
 	ExpiresAt          time.Time // when active
 	Epoch              EpochState
+}
+
+// Restored is one admission Store.Restore puts back.
+type Restored struct {
+	UserID    string
+	ExpiresAt time.Time // end of the slot
 }
 
 // StoreStats are an event's raw counters.

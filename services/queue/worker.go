@@ -109,6 +109,7 @@ func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
 // share of the scan, so thousands of listed events do not delay a freed
 // slot. A failing event does not stop the others; their errors are joined.
 func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
+	w.svc.unclaimed.sweep(w.svc.clk.Now())
 	loads, err := w.scan(ctx)
 	if err != nil {
 		return 0, err
@@ -255,7 +256,8 @@ func (w *Worker) admitLocked(ctx context.Context, eventID string) (int, error) {
 		Epoch:            s.epochInput(eventID),
 	})
 	s.observe("admit", start, err)
-	s.sawEpoch(eventID, res.Epoch)
+	s.sawEpoch(ctx, eventID, res.Epoch)
+	s.unclaimed.add(eventID, res.Admitted, now, res.ExpiresAt)
 	// The store may fail after its atomic step let people in (the ranking
 	// counts live outside the event's slot); those users are active, so
 	// they are reported before the error.

@@ -1,7 +1,7 @@
 -- admit.lua: one admission pass over one event.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, threshold, admissions,
---               rank-pending, retired, epoch)
+-- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> active TTL ms
 -- ARGV[3] -> default threshold

@@ -8,6 +8,7 @@
 -- KEYS[6] -> {E}:rank-pending HASH unix second -> admissions not yet ranked
 -- KEYS[7] -> {E}:retired      STRING tombstone left by the worker's retire
 -- KEYS[8] -> {E}:epoch        HASH id, born, until: loss detection (lib.lua epoch_of)
+-- KEYS[9] -> {E}:restored     HASH uid -> slot end ms: put back after a loss, unclaimed (restore.lua)
 -- ARGV[1] -> user id
 -- ARGV[2] -> queue score (Tier 1 position, or arrival ms)
 -- ARGV[3] -> now, unix ms
@@ -22,7 +23,8 @@
 -- ARGV[11] -> slot end ms of a valid entry token the user presented, or 0
 --
 -- Already queued: refresh the heartbeat. Already active: nothing changes (the
--- expiry never moves). During a recovery window (see epoch_of) nobody new is
+-- expiry never moves), except that a user put back after a loss claims its
+-- slot's full end (lib.lua claimed). During a recovery window (see epoch_of) nobody new is
 -- admitted, but a token holder missing from active is counted back into it
 -- until ARGV[11]. Otherwise, line empty and fewer than threshold active:
 -- activate until now + TTL. Otherwise queue with ARGV[2].
@@ -51,7 +53,7 @@ if r then
 else
   local exp = redis.call('ZSCORE', KEYS[2], uid)
   if exp then
-    status, expires = 'active', tonumber(exp)
+    status, expires = 'active', claimed(KEYS[2], KEYS[9], uid, tonumber(exp))
   elseif recovering and holder > now then
     -- Admitted before the loss: counted again, not admitted anew.
     status, expires = 'active', holder

@@ -1,7 +1,7 @@
 -- cleanup.lua: drop queued users whose heartbeat went stale.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, threshold, admissions,
---               rank-pending, retired, epoch)
+-- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> cutoff, unix ms: heartbeats before it are stale
 -- ARGV[2] -> most users removed by one call
 --

@@ -645,4 +645,79 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			t.Fatal("event not relisted after the loss")
 		}
 	})
+	t.Run("restore puts admissions back only during the recovery window", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		ep := func(known string) queue.EpochInput {
+			return queue.EpochInput{Known: known, Candidate: fmt.Sprint("e-", known, "-", time.Now().UnixNano()), Window: 10 * time.Second}
+		}
+		checkE := func(uid string, score int64, now time.Time, e queue.EpochInput) queue.Snapshot {
+			t.Helper()
+			snap, err := f.s.Check(f.ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: now, ActiveTTL: ttl, DefaultThreshold: 3, Epoch: e})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return snap
+		}
+		restore := func(now time.Time, users ...queue.Restored) int {
+			t.Helper()
+			n, err := f.s.Restore(f.ctx, f.ev, users, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		slot := t0.Add(ttl)
+		// No window runs: nothing is put back.
+		first := checkE("x", 1, t0, ep(""))
+		if n := restore(t0, queue.Restored{UserID: "a", ExpiresAt: slot}); n != 0 || f.zcard(f.s.k.active(f.ev)) != 1 {
+			t.Fatalf("restored %d outside a window", n)
+		}
+		for _, k := range f.s.k.eventKeys(f.ev) {
+			if err := f.s.rdb.Del(f.ctx, k).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The loss is found: a window runs. a had joined the line again.
+		now := t0.Add(time.Second)
+		if s := checkE("a", 2, now, ep(first.Epoch.ID)); s.Status != queue.StatusQueued || s.Epoch.RecoveringUntil.IsZero() {
+			t.Fatalf("a after the loss: %+v", s)
+		}
+		checkE("c", 5, now, ep(first.Epoch.ID))
+		n := restore(now,
+			queue.Restored{UserID: "a", ExpiresAt: slot},                       // back, and out of the line
+			queue.Restored{UserID: "b", ExpiresAt: slot},                       // back
+			queue.Restored{UserID: "f", ExpiresAt: slot},                       // back, but never shows up
+			queue.Restored{UserID: "d", ExpiresAt: now.Add(-time.Millisecond)}, // slot over: not back
+		)
+		if n != 3 {
+			t.Fatalf("restored %d, want 3", n)
+		}
+		if n := restore(now, queue.Restored{UserID: "a", ExpiresAt: slot.Add(time.Hour)}); n != 0 {
+			t.Fatalf("a restored twice (%d)", n)
+		}
+		// Showing up, by check (a) or heartbeat (b), claims the full slot.
+		if s := checkE("a", 2, now, ep(first.Epoch.ID)); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
+			t.Fatalf("a after restore: %+v, want active until %v", s, slot)
+		}
+		if s, err := f.s.Touch(f.ctx, f.ev, "b", now, 3); err != nil || s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
+			t.Fatalf("b after restore: %+v, %v; want active until %v", s, err, slot)
+		}
+		if q := f.zcard(f.s.k.queue(f.ev)); q != 1 {
+			t.Fatalf("line holds %d, want only c", q)
+		}
+		if seen := f.zcard(f.s.k.seen(f.ev)); seen != 1 {
+			t.Fatalf("seen holds %d, want only c", seen)
+		}
+		// f may have left before the loss: its slot ends with the window.
+		end := now.Add(10 * time.Second)
+		st, err := f.s.Stats(f.ctx, f.ev, end, 3)
+		if err != nil || st.ActiveCount != 2 {
+			t.Fatalf("at the window's end: %+v, %v; want a and b active", st, err)
+		}
+		// After the window nothing is put back: its slot may be someone else's.
+		if n := restore(end, queue.Restored{UserID: "e", ExpiresAt: slot}); n != 0 {
+			t.Fatalf("restored %d after the window", n)
+		}
+	})
 }

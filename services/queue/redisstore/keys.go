@@ -28,6 +28,9 @@ func (k keys) rankPending(ev string) string {
 func (k keys) epoch(ev string) string {
 	return k.tag(ev) + ":epoch" // HASH id, born ms, until ms: loss detection and the recovery window
 }
+func (k keys) restored(ev string) string {
+	return k.tag(ev) + ":restored" // HASH uid -> slot end ms: put back after a loss, not yet claimed (restore.lua)
+}
 func (k keys) retired(ev string) string {
 	return k.tag(ev) + ":retired" // STRING tombstone: the worker dropped the event from the active set
 }
@@ -50,6 +53,7 @@ func (k keys) eventKeys(ev string) []string {
 		k.rankPending(ev), // KEYS[6]
 		k.retired(ev),     // KEYS[7]
 		k.epoch(ev),       // KEYS[8]
+		k.restored(ev),    // KEYS[9]
 	}
 }
 

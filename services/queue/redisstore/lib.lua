@@ -65,6 +65,18 @@ local function epoch_peek(key)
   return cur[1] or '', tonumber(cur[2]) or 0
 end
 
+-- claimed is the expiry of uid, active until exp: a user put back after a
+-- loss (restore.lua) holds its slot only until the recovery window ends,
+-- since it may have left before the loss; showing up gives it the slot's
+-- full end.
+local function claimed(active, restored, uid, exp)
+  local full = redis.call('HGET', restored, uid)
+  if not full then return exp end
+  redis.call('ZADD', active, full, uid)
+  redis.call('HDEL', restored, uid)
+  return tonumber(full)
+end
+
 -- view is the reply every user-facing script returns:
 -- {status, activated, rank, queue size, active count, threshold,
 --  admitted in window, expires ms, relist token or "", epoch id or "",

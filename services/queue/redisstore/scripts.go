@@ -29,6 +29,8 @@ var (
 	statsLua string
 	//go:embed release.lua
 	releaseLua string
+	//go:embed restore.lua
+	restoreLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
@@ -47,10 +49,12 @@ var (
 	cleanupScript = redis.NewScript(lib + cleanupLua)
 	// statsScript reads an event's counters.
 	statsScript = redis.NewScript(lib + statsLua)
+	// restoreScript puts admissions back after a loss.
+	restoreScript = redis.NewScript(lib + restoreLua)
 	// releaseScript is compare-and-delete: it releases the admission lock
 	// and clears a retired tombstone after its relist.
 	releaseScript = redis.NewScript(releaseLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, releaseScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, restoreScript, releaseScript}

@@ -1,7 +1,7 @@
 -- stats.lua: read an event's counters; changes nothing.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, threshold, admissions,
---               rank-pending, retired, epoch)
+-- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> default threshold
 -- ARGV[3] -> rate window ms

@@ -330,6 +330,29 @@ func (s *Store) CleanupStale(ctx context.Context, eventID string, cutoff time.Ti
 	}
 }
 
+// restoreChunk bounds the users one restore.lua call carries.
+const restoreChunk = 500
+
+// Restore runs restore.lua over users, restoreChunk at a time.
+func (s *Store) Restore(ctx context.Context, eventID string, users []queue.Restored, now time.Time) (int, error) {
+	total := 0
+	for len(users) > 0 {
+		part := users[:min(len(users), restoreChunk)]
+		users = users[len(part):]
+		args := make([]any, 0, 1+2*len(part))
+		args = append(args, ms(now))
+		for _, u := range part {
+			args = append(args, u.UserID, ms(u.ExpiresAt))
+		}
+		n, err := restoreScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), args...).Int64()
+		if err != nil {
+			return total, wrap("restore", eventID, err)
+		}
+		total += int(n)
+	}
+	return total, nil
+}
+
 // Ping checks the connection.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {

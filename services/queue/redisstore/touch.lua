@@ -1,8 +1,8 @@
 -- touch.lua: refresh a queued user's heartbeat and report where a queued or
 -- active user stands; join nobody.
 --
--- KEYS[1..8] -> as in check.lua (queue, active, seen, threshold, admissions,
---               rank-pending, retired, epoch)
+-- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+--               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
 -- ARGV[3] -> default threshold
@@ -11,7 +11,8 @@
 -- Returns the reply of check.lua, with status "" when the user is neither
 -- queued nor active (then only the counters are meaningful), activated
 -- always 0 and relist always "". The epoch is only read ('' when none):
--- touch starts nothing.
+-- touch starts nothing. Like check.lua, it lets a user put back after a
+-- loss claim its slot.
 local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
@@ -26,6 +27,6 @@ if r then
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
 if exp then
-  return view('active', 0, 0, KEYS, th, since, tonumber(exp), '', eid, untl)
+  return view('active', 0, 0, KEYS, th, since, claimed(KEYS[2], KEYS[9], uid, tonumber(exp)), '', eid, untl)
 end
 return view('', 0, 0, KEYS, th, since, 0, '', eid, untl)
