@@ -159,7 +159,8 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 
 // faultRecovery fills each fault's error count and recovery time: the
 // failures from the fault until the next fault (or the end), and the first
-// Tier 2 admission after the last of them (whenever it came).
+// Tier 2 admission after the last of them and after any recovery window
+// that began in between (whenever it came).
 func (r *run) faultRecovery(fs []FaultReport, vs []*visitor) {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].AtSeconds < fs[j].AtSeconds })
 	var admits []float64
@@ -186,6 +187,14 @@ func (r *run) faultRecovery(fs []FaultReport, vs []*visitor) {
 		}
 		if fs[i].Kind == FaultJunkEvents || !fs[i].Injected {
 			continue
+		}
+		// Users put back after a loss learn of their admission during the
+		// recovery window; the queue admits anew only after it. (analyze
+		// holds r.mu.)
+		for until := range r.windows {
+			if t := r.since(until); t >= from && t < to {
+				lastErr = max(lastErr, t)
+			}
 		}
 		k := sort.SearchFloat64s(admits, lastErr)
 		if k < len(admits) {

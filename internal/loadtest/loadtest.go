@@ -259,7 +259,20 @@ type run struct {
 	faultsDone []FaultReport
 	memBytes   int64 // at the largest Tier 2 line seen
 	memWaiters int64
-	junkSeq    atomic.Int64
+	// windows are the ends of the recovery windows Tier 2 announced
+	// (recoveringUntil): admissions the queue decides only resume then.
+	windows map[time.Time]bool
+	junkSeq atomic.Int64
+}
+
+// sawRecovery notes a recovery window's end that an answer announced.
+func (r *run) sawRecovery(until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.windows == nil {
+		r.windows = map[time.Time]bool{}
+	}
+	r.windows[until] = true
 }
 
 func (r *run) since(t time.Time) float64 { return t.Sub(r.start).Seconds() }

@@ -97,6 +97,7 @@ type FaultReport struct {
 	Note       string  `json:"note,omitempty"`
 	ErrorCount int64   `json:"errorCount"` // non-2xx answers and transport errors from the fault until recovery
 	// RecoverySeconds runs from the fault to the first Tier 2 admission
-	// after the last error it caused; null if admissions never resumed.
+	// after the last error it caused and after any recovery window Tier 2
+	// announced; null if admissions never resumed.
 	RecoverySeconds *float64 `json:"recoverySeconds"`
 }

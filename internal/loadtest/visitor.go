@@ -223,9 +223,10 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		v.t2FirstSent = res.sent
 	}
 	var b struct {
-		Status        string  `json:"status"`
-		EstimatedWait float64 `json:"estimatedWait"`
-		NextPoll      float64 `json:"nextPoll"`
+		Status          string  `json:"status"`
+		EstimatedWait   float64 `json:"estimatedWait"`
+		NextPoll        float64 `json:"nextPoll"`
+		RecoveringUntil string  `json:"recoveringUntil"`
 	}
 	if err := res.decode(&b); err != nil {
 		switch {
@@ -244,6 +245,9 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		return v.backoff(res.retryAfter), false
 	}
 	v.failures = 0
+	if until, err := time.Parse(time.RFC3339, b.RecoveringUntil); err == nil {
+		v.r.sawRecovery(until)
+	}
 	if b.Status == "active" {
 		v.activeSent, v.activeRecv = res.sent, res.recv
 		v.direct = v.t2FirstQueued.IsZero()
