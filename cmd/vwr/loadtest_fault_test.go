@@ -13,8 +13,7 @@ import (
 // the test's own, with one FLUSHALL of Tier 2's Redis mid-sale. Nobody is
 // passed over, nobody holds a token above the threshold, nobody loses a
 // place, the only failures are 503s (and cut connections) between the flush
-// (none before it), and the wait estimates stay within a factor of two
-// (median; see the bound below).
+// (none before it), and the median wait estimate is off by less than half.
 func TestLoadtestSurvivesRedisFlush(t *testing.T) {
 	own := testenv.NewOwnRedis(t)
 	dir, stdout := runLoadtestCLI(t, map[string]string{
@@ -57,14 +56,11 @@ func TestLoadtestSurvivesRedisFlush(t *testing.T) {
 	if rep.LostVisitors != 0 || rep.Visitors.Left != 2000 {
 		t.Errorf("lost %d, visitors %+v", rep.LostVisitors, rep.Visitors)
 	}
-	// Issue 10 asks for a median below 50 %. Measured here it lands at
-	// 45–50 % from run to run, so that bound would make this test flaky:
-	// queue.EstimateWait divides the admissions of the last 60 s by 60 s even
-	// when the sale (or the store, after the flush) is younger than that, so
-	// early estimates run long. Until the estimator knows its window's age,
-	// this asserts estimates within a factor of two of the truth.
-	if w := rep.WaitEstimateError; w.Samples < 100 || w.Median >= 1 {
-		t.Errorf("wait estimate error %+v: want a median below 100 %% over ≥ 100 waiting visitors", w)
+	// Estimates given before the flush cannot foresee the pause it causes;
+	// those given during the recovery window include it. Measured here:
+	// 18–19 % (median) with two runs sharing the 2 cores.
+	if w := rep.WaitEstimateError; w.Samples < 100 || w.Median >= 0.5 {
+		t.Errorf("wait estimate error %+v: want a median below 50 %% over ≥ 100 waiting visitors", w)
 	}
 	if rep.RedisBytesPerWaiter == nil || *rep.RedisBytesPerWaiter <= 0 {
 		t.Errorf("redisBytesPerWaiter %v: a real redis-server answers MEMORY USAGE", rep.RedisBytesPerWaiter)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -202,25 +203,31 @@ func (s *Service) epochInput(eventID string) EpochInput {
 // sawEpoch remembers the epoch a step reported. An epoch other than the one
 // this instance knew means the event's state was lost: first the users its
 // worker let in who had not fetched a token yet are put back (see
-// unclaimed). Until that succeeds the old epoch stays known, so the next
-// step tries again.
-func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) {
+// unclaimed), and returned. Until that succeeds the old epoch stays known,
+// so the next step tries again.
+func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []Restored {
 	if e.ID == "" {
-		return
+		return nil
 	}
 	known, _ := s.epochs.Load(eventID)
+	var users []Restored
 	if k, _ := known.(string); k != "" && k != e.ID {
 		now := s.clk.Now()
-		if users := s.unclaimed.pending(eventID, now); len(users) > 0 {
+		if users = s.unclaimed.pending(eventID, now); len(users) > 0 {
 			start := time.Now()
 			_, err := s.store.Restore(ctx, eventID, users, now)
 			s.observe("restore", start, err)
 			if err != nil {
-				return
+				return nil
 			}
 		}
 	}
 	s.epochs.Store(eventID, e.ID)
+	return users
+}
+
+func wasRestored(rs []Restored, userID string) bool {
+	return slices.ContainsFunc(rs, func(r Restored) bool { return r.UserID == userID })
 }
 
 // holderSlotEnd is the slot end of the entry token who presented, when it is
@@ -281,8 +288,7 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 	if score <= 0 {
 		score = now.UnixMilli()
 	}
-	start := time.Now()
-	snap, err := s.store.Check(ctx, CheckInput{
+	in := CheckInput{
 		EventID:          eventID,
 		UserID:           who.UserID,
 		Score:            score,
@@ -290,18 +296,27 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 		ActiveTTL:        s.cfg.ActiveTTL,
 		DefaultThreshold: th,
 		FixedThreshold:   fixed,
-		Epoch:            s.epochInput(eventID),
 		HolderSlotEnd:    s.holderSlotEnd(eventID, who, now),
-	})
-	s.observe("check", start, err)
-	s.sawEpoch(ctx, eventID, snap.Epoch)
-	if err != nil {
-		if snap.Activated {
-			s.admitted(newAdmission(eventID, who.UserID, now, snap.ExpiresAt))
-		}
-		return View{}, unavailable("check", eventID, err)
 	}
-	return s.view(eventID, who.UserID, now, snap)
+	for again := true; ; again = false {
+		in.Epoch = s.epochInput(eventID)
+		start := time.Now()
+		snap, err := s.store.Check(ctx, in)
+		s.observe("check", start, err)
+		restored := s.sawEpoch(ctx, eventID, snap.Epoch)
+		if err != nil {
+			if snap.Activated {
+				s.admitted(newAdmission(eventID, who.UserID, now, snap.ExpiresAt))
+			}
+			return View{}, unavailable("check", eventID, err)
+		}
+		if again && wasRestored(restored, who.UserID) {
+			// This very check found the loss and queued the user again
+			// before the restore put them back: ask once more.
+			continue
+		}
+		return s.view(eventID, who.UserID, now, snap)
+	}
 }
 
 // Status reports where the user stands, changing nothing but a queued
@@ -323,7 +338,10 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
 	}
-	s.sawEpoch(ctx, eventID, snap.Epoch)
+	if restored := s.sawEpoch(ctx, eventID, snap.Epoch); snap.Status != StatusActive && wasRestored(restored, who.UserID) {
+		// Put back by the restore this very step set off: read again.
+		return s.Status(ctx, eventID, who)
+	}
 	if snap.Status == "" {
 		if !s.holderSlotEnd(eventID, who, now).IsZero() {
 			// An entry-token holder the store has lost (a flushed Redis):
@@ -356,7 +374,11 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 		v.Position = snap.Rank + 1
 		v.PeopleAhead = snap.Rank
 		v.PeopleBehind = max(snap.QueueSize-snap.Rank-1, 0)
-		v.EstimatedWait = EstimateWait(v.Position, snap.AdmittedLastMinute)
+		v.EstimatedWait = EstimateWait(v.Position, snap.AdmittedLastMinute, RateSpan(now, snap.RateSince))
+		if !v.RecoveringUntil.IsZero() {
+			// Nobody is let in before the window ends.
+			v.EstimatedWait += int((v.RecoveringUntil.Sub(now) + time.Second - 1) / time.Second)
+		}
 		v.NextPoll = NextPoll(StatusQueued, v.Position)
 		return v, nil
 	}
@@ -414,19 +436,36 @@ func EntryTokenID(eventID, userID string, expiresAt time.Time) string {
 // rate needs before it replaces the seed's rough guess.
 const minRateSamples = 10
 
+// MinRateSpan is the shortest span a rate is measured over: a first burst of
+// admissions (a line opening at once) is not a rate yet.
+const MinRateSpan = 5 * time.Second
+
+// RateSpan is the span the admissions of the last RateWindow were made in:
+// from the first of them (since) to now, within MinRateSpan…RateWindow, or
+// the whole window when since is zero. Dividing by the whole window while
+// the sale (or the store, after a loss) is younger than it would make every
+// estimate too long.
+func RateSpan(now, since time.Time) time.Duration {
+	if since.IsZero() {
+		return RateWindow
+	}
+	return min(max(now.Sub(since), MinRateSpan), RateWindow)
+}
+
 // EstimateWait is the expected wait in seconds of the user at position:
-// position ÷ (admissions in the last minute ÷ 60), or, with too few recent
-// admissions to measure a rate, the seed's max(position/50, 5).
-func EstimateWait(position, admittedLastMinute int64) int {
+// position ÷ (admissions in the last RateWindow ÷ the span they were made
+// in, see RateSpan), or, with too few recent admissions to measure a rate,
+// the seed's max(position/50, 5).
+func EstimateWait(position, admitted int64, span time.Duration) int {
 	if position <= 0 {
 		return 0
 	}
-	if admittedLastMinute < minRateSamples {
+	if admitted < minRateSamples {
 		return int(max(position/50, 5))
 	}
-	window := int64(RateWindow / time.Second)
-	// ceil(position / (admitted/window)) in integers.
-	return int((position*window + admittedLastMinute - 1) / admittedLastMinute)
+	// ceil(position × span ÷ admitted) in whole seconds, in integers.
+	ms := span.Milliseconds()
+	return int((position*ms + admitted*1000 - 1) / (admitted * 1000))
 }
 
 // Leave removes the user from the event's line or active set at once, freeing
@@ -498,7 +537,7 @@ func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
 		CurrentUsers:        st.ActiveCount,
 		Threshold:           st.Threshold,
 		AdmittedLastMinute:  st.AdmittedLastMinute,
-		EstimatedClearAfter: EstimateWait(st.QueueSize, st.AdmittedLastMinute),
+		EstimatedClearAfter: EstimateWait(st.QueueSize, st.AdmittedLastMinute, RateSpan(now, st.RateSince)),
 	}
 	if !st.OldestHeartbeat.IsZero() {
 		out.OldestHeartbeatAge = max(now.Sub(st.OldestHeartbeat), 0)

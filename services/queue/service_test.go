@@ -161,23 +161,65 @@ func TestEstimateWait(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		position, admitted int64
+		span               time.Duration
 		want               int
 	}{
-		{0, 100, 0},
-		{1, 0, 5},      // too few samples: max(1/50, 5)
-		{1000, 9, 20},  // still too few: 1000/50
-		{100, 60, 100}, // one per second
-		{100, 120, 50},
-		{7, 60, 7},
-		{1, 600, 1}, // rounds up
+		{0, 100, time.Minute, 0},
+		{1, 0, time.Minute, 5},      // too few samples: max(1/50, 5)
+		{1000, 9, time.Minute, 20},  // still too few: 1000/50
+		{100, 60, time.Minute, 100}, // one per second
+		{100, 120, time.Minute, 50},
+		{7, 60, time.Minute, 7},
+		{1, 600, time.Minute, 1},         // rounds up
+		{100, 60, 10 * time.Second, 17},  // 60 in the last 10 s: 6 per second
+		{300, 100, 20 * time.Second, 60}, // 5 per second
+		{301, 100, 20 * time.Second, 61}, // rounds up
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%d_after_%d", c.position, c.admitted), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d_after_%d_in_%s", c.position, c.admitted, c.span), func(t *testing.T) {
 			t.Parallel()
-			if got := queue.EstimateWait(c.position, c.admitted); got != c.want {
-				t.Fatalf("EstimateWait(%d, %d) = %d, want %d", c.position, c.admitted, got, c.want)
+			if got := queue.EstimateWait(c.position, c.admitted, c.span); got != c.want {
+				t.Fatalf("EstimateWait(%d, %d, %s) = %d, want %d", c.position, c.admitted, c.span, got, c.want)
 			}
 		})
+	}
+}
+
+// TestEstimateUsesTheRateSpan: 20 admissions in a sale 10 s old are 2 per
+// second, not 20 per minute; the 30th in line hears 15 s, not 90 s.
+func TestEstimateUsesTheRateSpan(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 20})
+	for i := 1; i <= 20; i++ {
+		if v := b.check(t, fmt.Sprintf("u%d", i), int64(i)); v.Status != queue.StatusActive {
+			t.Fatalf("u%d: %+v", i, v)
+		}
+	}
+	b.clk.Advance(10 * time.Second)
+	var v queue.View
+	for i := 1; i <= 30; i++ {
+		v = b.check(t, fmt.Sprintf("q%d", i), int64(100+i))
+	}
+	if v.Position != 30 || v.EstimatedWait != 15 {
+		t.Fatalf("q30: position %d, estimate %d s; want 30 and 15 s", v.Position, v.EstimatedWait)
+	}
+}
+
+func TestRateSpan(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		since time.Time
+		want  time.Duration
+	}{
+		{time.Time{}, queue.RateWindow},                // nobody admitted lately
+		{now.Add(-20 * time.Second), 20 * time.Second}, // the sale opened 20 s ago
+		{now.Add(-time.Second), queue.MinRateSpan},     // a first burst
+		{now.Add(-queue.RateWindow), queue.RateWindow},
+	} {
+		if got := queue.RateSpan(now, c.since); got != c.want {
+			t.Errorf("RateSpan(since %v) = %v, want %v", now.Sub(c.since), got, c.want)
+		}
 	}
 }
 
@@ -676,8 +718,12 @@ func TestFlushSelfHeal(t *testing.T) {
 	// handed out during the window. Everyone else, in random order, lands
 	// at their old place; nobody is admitted although a slot looks free.
 	for _, p := range rand.Perm(users) {
-		if v := b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1)); v.Status != queue.StatusQueued || v.RecoveringUntil.IsZero() {
+		v := b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1))
+		if v.Status != queue.StatusQueued || v.RecoveringUntil.IsZero() {
 			t.Fatalf("p%02d during the window: %+v", p+1, v)
+		}
+		if pause := v.RecoveringUntil.Sub(b.clk.Now()); time.Duration(v.EstimatedWait)*time.Second < pause {
+			t.Fatalf("p%02d hears %d s while admissions pause for %s", p+1, v.EstimatedWait, pause)
 		}
 	}
 	for p := 1; p <= users; p++ {
@@ -761,6 +807,24 @@ func TestFlushKeepsUnclaimedAdmissions(t *testing.T) {
 	}
 	if got := fmt.Sprint(b.rec.users()); got != "[x y p1 p2]" {
 		t.Fatalf("admissions %s, want [x y p1 p2]", got)
+	}
+}
+
+// TestUnclaimedUserFindsTheLossItself: p1's own check is the first step
+// after the loss. It queues p1 again before the restore puts p1 back, so the
+// service asks once more and p1 hears "active" at once.
+func TestUnclaimedUserFindsTheLossItself(t *testing.T) {
+	t.Parallel()
+	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 7}, queue.Config{Threshold: 1})
+	b.check(t, "x", 0)
+	b.check(t, "p1", 1)
+	b.leave(t, "x")
+	b.admitOnce(t, queue.NewWorker(b.svc, queue.WorkerConfig{}, nil), 1)
+	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := b.check(t, "p1", 1); v.Status != queue.StatusActive || v.RecoveringUntil.IsZero() || v.EntryToken == "" {
+		t.Fatalf("p1 finding the loss: %+v, want active during the window", v)
 	}
 }
 

@@ -112,8 +112,12 @@ type Snapshot struct {
 	ActiveCount        int64
 	Threshold          int64
 	AdmittedLastMinute int64
-	ExpiresAt          time.Time // when active
-	Epoch              EpochState
+	// RateSince is the first admission among those counted in
+	// AdmittedLastMinute (zero when there is none): the rate is measured
+	// from then, not over the whole window, while the sale is younger.
+	RateSince time.Time
+	ExpiresAt time.Time // when active
+	Epoch     EpochState
 }
 
 // Restored is one admission Store.Restore puts back.
@@ -128,6 +132,7 @@ type StoreStats struct {
 	ActiveCount        int64
 	Threshold          int64
 	AdmittedLastMinute int64
+	RateSince          time.Time // as in Snapshot
 	OldestHeartbeat    time.Time // zero when nobody is queued
 	RecoveringUntil    time.Time // zero when no recovery window runs
 }

@@ -159,7 +159,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		t.Parallel()
 		f := setup(t, newStore)
 		got := f.check("alice", 7, t0, 2)
-		want := queue.Snapshot{Status: queue.StatusActive, Activated: true, ActiveCount: 1, Threshold: 2, AdmittedLastMinute: 1, ExpiresAt: t0.Add(ttl)}
+		want := queue.Snapshot{Status: queue.StatusActive, Activated: true, ActiveCount: 1, Threshold: 2, AdmittedLastMinute: 1, RateSince: t0, ExpiresAt: t0.Add(ttl)}
 		if got != want {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
@@ -372,7 +372,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		f.check("b", 2, t0.Add(time.Second), 1)
 		f.check("c", 3, t0.Add(2*time.Second), 1)
 		st, err := f.s.Stats(f.ctx, f.ev, t0.Add(30*time.Second), 1)
-		want := queue.StoreStats{QueueSize: 2, ActiveCount: 1, Threshold: 1, AdmittedLastMinute: 1, OldestHeartbeat: t0.Add(time.Second)}
+		want := queue.StoreStats{QueueSize: 2, ActiveCount: 1, Threshold: 1, AdmittedLastMinute: 1, RateSince: t0, OldestHeartbeat: t0.Add(time.Second)}
 		if err != nil || st != want {
 			t.Fatalf("got %+v, %v; want %+v", st, err, want)
 		}

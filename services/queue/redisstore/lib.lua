@@ -24,6 +24,16 @@ local function admitted_since(admissions, since)
   return redis.call('ZCOUNT', admissions, '(' .. since, '+inf')
 end
 
+-- first_admission_since is the ms of the earliest admission after since
+-- (exclusive), or 0 when there is none: the start of the span the rate is
+-- measured over, which is shorter than the window while a sale (or the
+-- store, after a loss) is younger than it.
+local function first_admission_since(admissions, since)
+  local first = redis.call('ZRANGEBYSCORE', admissions, '(' .. since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #first == 2 then return tonumber(first[2]) end
+  return 0
+end
+
 -- record_admission notes uid's admission at now for the rate window and for
 -- the rankings, and trims the rate window.
 local function record_admission(admissions, rank_pending, uid, now, since)
@@ -80,8 +90,8 @@ end
 -- view is the reply every user-facing script returns:
 -- {status, activated, rank, queue size, active count, threshold,
 --  admitted in window, expires ms, relist token or "", epoch id or "",
---  recovering until ms}.
+--  recovering until ms, first admission in window ms or 0}.
 local function view(status, activated, rank, keys, th, since, expires, relist, eid, untl)
   return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
-    th, admitted_since(keys[5], since), expires, relist, eid, untl}
+    th, admitted_since(keys[5], since), expires, relist, eid, untl, first_admission_since(keys[5], since)}
 end

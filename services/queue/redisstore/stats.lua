@@ -8,11 +8,12 @@
 --
 -- Returns {queue size, unexpired active count, threshold, admissions in
 -- window, oldest queued heartbeat ms or -1, recovering until ms (0 when
--- no epoch)}.
+-- no epoch), first admission in window ms or 0}.
 local now = tonumber(ARGV[1])
 local _, untl = epoch_peek(KEYS[8])
 local oldest = -1
 local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if #first == 2 then oldest = tonumber(first[2]) end
 return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf'),
-  threshold_of(KEYS[4], ARGV[2], '0'), admitted_since(KEYS[5], now - tonumber(ARGV[3])), oldest, untl}
+  threshold_of(KEYS[4], ARGV[2], '0'), admitted_since(KEYS[5], now - tonumber(ARGV[3])), oldest, untl,
+  first_admission_since(KEYS[5], now - tonumber(ARGV[3]))}

@@ -183,10 +183,13 @@ func (s *Store) Stats(ctx context.Context, eventID string, now time.Time, defaul
 	if err != nil {
 		return queue.StoreStats{}, wrap("stats", eventID, err)
 	}
-	if len(reply) != 6 {
-		return queue.StoreStats{}, wrap("stats", eventID, fmt.Errorf("reply has %d fields, want 6", len(reply)))
+	if len(reply) != 7 {
+		return queue.StoreStats{}, wrap("stats", eventID, fmt.Errorf("reply has %d fields, want 7", len(reply)))
 	}
 	st := queue.StoreStats{QueueSize: reply[0], ActiveCount: reply[1], Threshold: reply[2], AdmittedLastMinute: reply[3]}
+	if reply[6] > 0 {
+		st.RateSince = fromMS(reply[6])
+	}
 	if reply[4] >= 0 {
 		st.OldestHeartbeat = fromMS(reply[4])
 	}
@@ -378,8 +381,8 @@ func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score i
 // parseView reads the reply of check.lua and touch.lua: the snapshot and
 // the relist token ("" for none).
 func parseView(r []any) (queue.Snapshot, string, error) {
-	if len(r) != 11 {
-		return queue.Snapshot{}, "", fmt.Errorf("reply has %d fields, want 11", len(r))
+	if len(r) != 12 {
+		return queue.Snapshot{}, "", fmt.Errorf("reply has %d fields, want 12", len(r))
 	}
 	status, ok1 := r[0].(string)
 	relist, ok2 := r[8].(string)
@@ -388,6 +391,10 @@ func parseView(r []any) (queue.Snapshot, string, error) {
 		return queue.Snapshot{}, "", fmt.Errorf("status is %T, relist %T and epoch %T, want strings", r[0], r[8], r[9])
 	}
 	untl, err := asInt(r[10])
+	if err != nil {
+		return queue.Snapshot{}, "", err
+	}
+	rateSince, err := asInt(r[11])
 	if err != nil {
 		return queue.Snapshot{}, "", err
 	}
@@ -410,6 +417,9 @@ func parseView(r []any) (queue.Snapshot, string, error) {
 	}
 	if n[6] > 0 {
 		snap.ExpiresAt = fromMS(n[6])
+	}
+	if rateSince > 0 {
+		snap.RateSince = fromMS(rateSince)
 	}
 	snap.Epoch.ID = eid
 	if untl > 0 {
