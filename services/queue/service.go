@@ -41,6 +41,10 @@ const (
 	DefaultEntryTokenTTL      = 120 * time.Second
 )
 
+// MaxSeenTTL bounds SeenTTL: heartbeat ticks wrap after 1,024 ticks
+// (85 min), and a sweep must see a silent waiter before its tick comes round.
+const MaxSeenTTL = time.Hour
+
 // MaxClockSkew is the clock difference between instances that the recovery
 // window allows for: instances must keep their clocks (NTP) within it.
 const MaxClockSkew = 5 * time.Second
@@ -80,8 +84,8 @@ func (c Config) Validate() error {
 	if c.ActiveTTL < time.Second {
 		errs = append(errs, errors.New("QUEUE_ACTIVE_TTL_SECONDS must be at least 1"))
 	}
-	if c.SeenTTL < time.Second {
-		errs = append(errs, errors.New("QUEUE_SEEN_TTL_SECONDS must be at least 1"))
+	if c.SeenTTL < time.Second || c.SeenTTL > MaxSeenTTL {
+		errs = append(errs, fmt.Errorf("QUEUE_SEEN_TTL_SECONDS must be from 1 to %d", int(MaxSeenTTL/time.Second)))
 	}
 	if c.AdmissionBatchSize < 1 {
 		errs = append(errs, errors.New("QUEUE_ADMISSION_BATCH_SIZE must be positive"))

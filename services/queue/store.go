@@ -52,8 +52,9 @@ type Store interface {
 	// slot they held has been handed out again. It returns how many it put
 	// back.
 	Restore(ctx context.Context, eventID string, users []Restored, now time.Time) (int, error)
-	// CleanupStale removes queued users whose last heartbeat is before cutoff.
-	CleanupStale(ctx context.Context, eventID string, cutoff time.Time) (int, error)
+	// CleanupStale removes the queued users silent for at least seenTTL as of
+	// now, and notes the oldest heartbeat it kept (StoreStats.OldestHeartbeat).
+	CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error)
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 }
@@ -120,6 +121,16 @@ type Snapshot struct {
 	Epoch     EpochState
 }
 
+// MaxLineBase is the largest Tier 1 position or arrival ms a line orders
+// by: the store keeps each waiter's heartbeat in the low bits of its score,
+// which must stay an exact integer (arrival ms reach it in the year 2248).
+const MaxLineBase = 1<<43 - 1
+
+// HeartbeatTick is how finely a queued user's heartbeat is kept: a waiter
+// silent for SeenTTL is dropped by the first stale sweep at least one tick
+// later.
+const HeartbeatTick = 5 * time.Second
+
 // Restored is one admission Store.Restore puts back.
 type Restored struct {
 	UserID    string
@@ -133,8 +144,10 @@ type StoreStats struct {
 	Threshold          int64
 	AdmittedLastMinute int64
 	RateSince          time.Time // as in Snapshot
-	OldestHeartbeat    time.Time // zero when nobody is queued
-	RecoveringUntil    time.Time // zero when no recovery window runs
+	// OldestHeartbeat is the oldest heartbeat the last stale sweep kept,
+	// to HeartbeatTick (zero when nobody is queued or no sweep ran yet).
+	OldestHeartbeat time.Time
+	RecoveringUntil time.Time // zero when no recovery window runs
 }
 
 // EventLoad is one event's counters as the worker's scan reads them.

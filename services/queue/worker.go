@@ -298,11 +298,11 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 		}
 	}
 	s := w.svc
-	cutoff := s.clk.Now().Add(-s.cfg.SeenTTL)
+	now := s.clk.Now()
 	return w.each(ctx, work, func(ctx context.Context, ev string) (int, error) {
 		return w.locked(ctx, ev, func() (int, error) {
 			start := time.Now()
-			n, err := s.store.CleanupStale(ctx, ev, cutoff)
+			n, err := s.store.CleanupStale(ctx, ev, now, s.cfg.SeenTTL)
 			s.observe("cleanup", start, err)
 			if err != nil {
 				return n, unavailable("cleanup", ev, err)

@@ -102,6 +102,7 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{"threshold too big", map[string]string{"QUEUE_THRESHOLD": "1000001"}, "QUEUE_THRESHOLD"},
 		{"ttl zero", map[string]string{"QUEUE_ACTIVE_TTL_SECONDS": "0"}, "QUEUE_ACTIVE_TTL_SECONDS"},
 		{"seen negative", map[string]string{"QUEUE_SEEN_TTL_SECONDS": "-1"}, "QUEUE_SEEN_TTL_SECONDS"},
+		{"seen beyond the tick wrap", map[string]string{"QUEUE_SEEN_TTL_SECONDS": "3601"}, "QUEUE_SEEN_TTL_SECONDS must be from 1 to 3600"},
 		{"interval text", map[string]string{"QUEUE_ADMISSION_INTERVAL_MS": "1s"}, "QUEUE_ADMISSION_INTERVAL_MS"},
 		{"batch", map[string]string{"QUEUE_ADMISSION_BATCH_SIZE": "x"}, "QUEUE_ADMISSION_BATCH_SIZE"},
 		{"cleanup", map[string]string{"QUEUE_STALE_CLEANUP_INTERVAL_MS": "0.5"}, "QUEUE_STALE_CLEANUP_INTERVAL_MS"},

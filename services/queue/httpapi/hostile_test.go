@@ -29,14 +29,14 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b3: %v", r)
 	}
 	before := b.dumpMatching(t, "*{"+evB+"}*")
-	if len(before) != 6 { // queue, active, seen, admissions, rank-pending, epoch
+	if len(before) != 5 { // queue, active, admissions, rank-pending, epoch
 		t.Fatalf("setup: b has %d keys: %v", len(before), before)
 	}
 
 	key := func(suffix string) string { return b.prefix + "{" + evB + "}:" + suffix }
 	hostile := []string{
 		"{" + evB + "}:queue *?[]\"\\ x",
-		key("queue"), key("active"), key("seen"), key("threshold"), b.prefix + "queue:active-events",
+		key("queue"), key("active"), key("swept"), key("threshold"), key("restored"), b.prefix + "queue:active-events",
 		"*", "[a-z]?", "\\\"", "{}", "' or 1=1 --", "]] .. redis.call('FLUSHALL') .. [[",
 		"알리스 {" + evB + "}", strings.Repeat("}", 256),
 	}

@@ -1,6 +1,6 @@
 -- admit.lua: one admission pass over one event.
 --
--- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+-- KEYS[1..9] -> as in check.lua (queue, active, swept, threshold, admissions,
 --               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> active TTL ms
@@ -34,7 +34,6 @@ if slots > 0 then
   for i = 1, #popped, 2 do
     local uid = popped[i]
     redis.call('ZADD', KEYS[2], expires, uid)
-    redis.call('ZREM', KEYS[3], uid)
     record_admission(KEYS[5], KEYS[6], uid, now, since)
     admitted[#admitted + 1] = uid
   end

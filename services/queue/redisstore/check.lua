@@ -1,8 +1,8 @@
 -- check.lua: join a user to an event's line, or refresh them.
 --
--- KEYS[1] -> {E}:queue        ZSET uid -> Tier 1 position or arrival ms
+-- KEYS[1] -> {E}:queue        ZSET uid -> line score: base (Tier 1 position or arrival ms) × 1024 + heartbeat tick (lib.lua)
 -- KEYS[2] -> {E}:active       ZSET uid -> expiry ms
--- KEYS[3] -> {E}:seen         ZSET uid -> last heartbeat ms (queued)
+-- KEYS[3] -> {E}:swept        HASH what the last stale sweep found (cleanup.lua)
 -- KEYS[4] -> {E}:threshold    STRING per-event threshold
 -- KEYS[5] -> {E}:admissions   ZSET "ms:uid" -> admission ms
 -- KEYS[6] -> {E}:rank-pending HASH unix second -> admissions not yet ranked
@@ -10,7 +10,7 @@
 -- KEYS[8] -> {E}:epoch        HASH id, born, until: loss detection (lib.lua epoch_of)
 -- KEYS[9] -> {E}:restored     HASH uid -> slot end ms: put back after a loss, unclaimed (restore.lua)
 -- ARGV[1] -> user id
--- ARGV[2] -> queue score (Tier 1 position, or arrival ms)
+-- ARGV[2] -> line base (Tier 1 position, or arrival ms)
 -- ARGV[3] -> now, unix ms
 -- ARGV[4] -> active TTL ms
 -- ARGV[5] -> default threshold
@@ -27,7 +27,7 @@
 -- slot's full end (lib.lua claimed). During a recovery window (see epoch_of) nobody new is
 -- admitted, but a token holder missing from active is counted back into it
 -- until ARGV[11]. Otherwise, line empty and fewer than threshold active:
--- activate until now + TTL. Otherwise queue with ARGV[2].
+-- activate until now + TTL. Otherwise queue with ARGV[2] as the base.
 --
 -- Returns {status ("queued"|"active"), activated (0|1), rank (0-based),
 -- queue size, active count, threshold, admissions in window, expiry ms (0
@@ -47,10 +47,10 @@ local recovering = now < untl
 local holder = tonumber(ARGV[11]) or 0
 
 local status, activated, rank, expires = 'queued', 0, 0, 0
-local r = redis.call('ZRANK', KEYS[1], uid)
-if r then
-  rank = r
-  redis.call('ZADD', KEYS[3], now, uid)
+local sc = redis.call('ZSCORE', KEYS[1], uid)
+if sc then
+  heartbeat(KEYS[1], uid, tonumber(sc), now)
+  rank = redis.call('ZRANK', KEYS[1], uid)
 else
   local exp = redis.call('ZSCORE', KEYS[2], uid)
   if exp then
@@ -64,8 +64,7 @@ else
     redis.call('ZADD', KEYS[2], expires, uid)
     record_admission(KEYS[5], KEYS[6], uid, now, since)
   else
-    redis.call('ZADD', KEYS[1], ARGV[2], uid)
-    redis.call('ZADD', KEYS[3], now, uid)
+    redis.call('ZADD', KEYS[1], line_score(ARGV[2], now), uid)
     rank = redis.call('ZRANK', KEYS[1], uid)
   end
 end

@@ -196,8 +196,8 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			}
 		}
 		// Rechecking with another score never moves anyone.
-		if score, _ := f.s.rdb.ZScore(f.ctx, f.s.k.queue(f.ev), "p3").Result(); score != 3 {
-			t.Fatalf("p3's score moved to %v", score)
+		if score, _, _ := f.s.QueueScore(f.ctx, f.ev, "p3"); score != 3 {
+			t.Fatalf("p3's base moved to %v", score)
 		}
 	})
 
@@ -253,8 +253,10 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if err != nil || s.Status != queue.StatusQueued || s.Rank != 0 {
 			t.Fatalf("b: %+v, %v", s, err)
 		}
-		if hb, _ := f.s.rdb.ZScore(f.ctx, f.s.k.seen(f.ev), "b").Result(); int64(hb) != later.UnixMilli() {
-			t.Fatalf("heartbeat %v, want %v", hb, later.UnixMilli())
+		// The heartbeat is the score's tick; the base (the order) stays.
+		sc, _ := f.s.rdb.ZScore(f.ctx, f.s.k.queue(f.ev), "b").Result()
+		if want := 2*hbTicks + later.UnixMilli()/queue.HeartbeatTick.Milliseconds()%hbTicks; int64(sc) != want {
+			t.Fatalf("score %v, want %v", int64(sc), want)
 		}
 		if f.zcard(f.s.k.queue(f.ev)) != 1 || f.zcard(f.s.k.active(f.ev)) != 1 {
 			t.Fatal("touch changed the line or the active set")
@@ -282,7 +284,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if ok, _ := f.s.Leave(f.ctx, f.ev, "b"); !ok {
 			t.Fatal("leave of an active user reported nothing removed")
 		}
-		for _, k := range []string{f.s.k.queue(f.ev), f.s.k.active(f.ev), f.s.k.seen(f.ev)} {
+		for _, k := range []string{f.s.k.queue(f.ev), f.s.k.active(f.ev)} {
 			if n := f.zcard(k); n != 0 {
 				t.Fatalf("leave of an active user left %d members in %s", n, k)
 			}
@@ -320,8 +322,8 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 				t.Fatalf("step %d: expiry %v", i, res.ExpiresAt)
 			}
 		}
-		if n := f.zcard(f.s.k.seen(f.ev)); n != 5 {
-			t.Fatalf("%d queued heartbeats, want the 5 still queued", n)
+		if n := f.zcard(f.s.k.queue(f.ev)); n != 5 {
+			t.Fatalf("%d in line, want the 5 still queued", n)
 		}
 	})
 
@@ -371,8 +373,17 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		f.check("a", 1, t0, 1)
 		f.check("b", 2, t0.Add(time.Second), 1)
 		f.check("c", 3, t0.Add(2*time.Second), 1)
+		// Before any stale sweep the oldest heartbeat is unknown.
+		if st, err := f.s.Stats(f.ctx, f.ev, t0.Add(30*time.Second), 1); err != nil || !st.OldestHeartbeat.IsZero() {
+			t.Fatalf("oldest heartbeat before a sweep: %+v, %v", st, err)
+		}
+		if n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(30*time.Second), ttl); err != nil || n != 0 {
+			t.Fatalf("CleanupStale = %d, %v", n, err)
+		}
 		st, err := f.s.Stats(f.ctx, f.ev, t0.Add(30*time.Second), 1)
-		want := queue.StoreStats{QueueSize: 2, ActiveCount: 1, Threshold: 1, AdmittedLastMinute: 1, RateSince: t0, OldestHeartbeat: t0.Add(time.Second)}
+		// b's heartbeat at t0+1 s, to its tick's start.
+		want := queue.StoreStats{QueueSize: 2, ActiveCount: 1, Threshold: 1, AdmittedLastMinute: 1, RateSince: t0,
+			OldestHeartbeat: t0.Add(time.Second).Truncate(queue.HeartbeatTick)}
 		if err != nil || st != want {
 			t.Fatalf("got %+v, %v; want %+v", st, err, want)
 		}
@@ -382,44 +393,54 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 	})
 
-	t.Run("stale cleanup drops silent queued users from queue and seen", func(t *testing.T) {
+	t.Run("stale cleanup drops silent waiters, never early, and notes the oldest kept", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
+		const seenTTL = 100 * time.Second
 		f.check("a", 1, t0, 1)
 		f.check("silent", 2, t0, 1)
 		f.check("alive", 3, t0, 1)
-		f.check("alive", 3, t0.Add(500*time.Second), 1) // heartbeat
-		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(100*time.Second))
+		f.check("late", 4, t0, 1)
+		f.check("alive", 3, t0.Add(500*time.Second), 1) // heartbeats
+		f.check("late", 4, t0.Add(410*time.Second), 1)
+		// 100 s after late's heartbeat: silent that long at most, so kept.
+		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(510*time.Second), seenTTL)
 		if err != nil || n != 1 {
-			t.Fatalf("CleanupStale = %d, %v; want 1", n, err)
+			t.Fatalf("CleanupStale = %d, %v; want 1 (silent)", n, err)
 		}
-		for _, key := range []string{f.s.k.queue(f.ev), f.s.k.seen(f.ev)} {
-			members, _ := f.s.rdb.ZRange(f.ctx, key, 0, -1).Result()
-			if fmt.Sprint(members) != "[alive]" {
-				t.Fatalf("%s = %v, want [alive]", key, members)
-			}
+		if members, _ := f.s.rdb.ZRange(f.ctx, f.s.k.queue(f.ev), 0, -1).Result(); fmt.Sprint(members) != "[alive late]" {
+			t.Fatalf("line = %v, want [alive late]", members)
+		}
+		// The oldest heartbeat kept is late's, to the start of its tick.
+		st, err := f.s.Stats(f.ctx, f.ev, t0.Add(510*time.Second), 1)
+		tick := queue.HeartbeatTick
+		if want := t0.Add(410 * time.Second).Truncate(tick); err != nil || !st.OldestHeartbeat.Equal(want) {
+			t.Fatalf("oldest heartbeat %v, %v; want %v", st.OldestHeartbeat, err, want)
+		}
+		// Two ticks later late has surely been silent for the TTL.
+		if n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(410*time.Second+seenTTL+2*tick), seenTTL); err != nil || n != 1 {
+			t.Fatalf("second sweep = %d, %v; want 1 (late)", n, err)
 		}
 		if f.zcard(f.s.k.active(f.ev)) != 1 {
 			t.Fatal("cleanup touched the active user")
 		}
 	})
 
-	t.Run("stale cleanup works through more than one chunk", func(t *testing.T) {
+	t.Run("stale cleanup sweeps the line in pages", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
 		f.check("a", 1, t0, 1)
-		pipe := f.s.rdb.Pipeline()
-		for i := 0; i < cleanupChunk+5; i++ {
-			uid := fmt.Sprint("u", i)
-			pipe.ZAdd(f.ctx, f.s.k.queue(f.ev), redis.Z{Score: float64(i + 2), Member: uid})
-			pipe.ZAdd(f.ctx, f.s.k.seen(f.ev), redis.Z{Score: float64(t0.UnixMilli()), Member: uid})
+		for i := 0; i < sweepPage+5; i++ {
+			f.check(fmt.Sprint("u", i), int64(i+2), t0, 1)
 		}
-		if _, err := pipe.Exec(f.ctx); err != nil {
-			t.Fatal(err)
+		keep := fmt.Sprint("u", sweepPage+2) // on the second page
+		f.check(keep, int64(sweepPage+4), t0.Add(time.Hour), 1)
+		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(time.Hour), time.Minute)
+		if err != nil || n != sweepPage+4 {
+			t.Fatalf("removed %d, %v; want %d", n, err, sweepPage+4)
 		}
-		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(time.Second))
-		if err != nil || n != cleanupChunk+5 || f.zcard(f.s.k.queue(f.ev)) != 0 {
-			t.Fatalf("removed %d, %v; %d left", n, err, f.zcard(f.s.k.queue(f.ev)))
+		if members, _ := f.s.rdb.ZRange(f.ctx, f.s.k.queue(f.ev), 0, -1).Result(); fmt.Sprint(members) != "["+keep+"]" {
+			t.Fatalf("line = %v, want [%s]", members, keep)
 		}
 	})
 
@@ -705,9 +726,6 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 		if q := f.zcard(f.s.k.queue(f.ev)); q != 1 {
 			t.Fatalf("line holds %d, want only c", q)
-		}
-		if seen := f.zcard(f.s.k.seen(f.ev)); seen != 1 {
-			t.Fatalf("seen holds %d, want only c", seen)
 		}
 		// f may have left before the loss: its slot ends with the window.
 		end := now.Add(10 * time.Second)

@@ -17,9 +17,9 @@ type keys struct {
 
 // Per-event keys. The comment names the type and what the score means.
 func (k keys) tag(ev string) string        { return k.prefix + "{" + ev + "}" }
-func (k keys) queue(ev string) string      { return k.tag(ev) + ":queue" }      // ZSET uid -> Tier 1 position or arrival ms
+func (k keys) queue(ev string) string      { return k.tag(ev) + ":queue" }      // ZSET uid -> base (Tier 1 position or arrival ms) × 1024 + heartbeat tick
 func (k keys) active(ev string) string     { return k.tag(ev) + ":active" }     // ZSET uid -> expiry ms
-func (k keys) seen(ev string) string       { return k.tag(ev) + ":seen" }       // ZSET uid -> last heartbeat ms (queued)
+func (k keys) swept(ev string) string      { return k.tag(ev) + ":swept" }      // HASH what the last stale sweep found: oldest (ms), scan
 func (k keys) threshold(ev string) string  { return k.tag(ev) + ":threshold" }  // STRING per-event override
 func (k keys) admissions(ev string) string { return k.tag(ev) + ":admissions" } // ZSET "ms:uid" -> admission ms, trimmed to the rate window
 func (k keys) rankPending(ev string) string {
@@ -47,7 +47,7 @@ func (k keys) eventKeys(ev string) []string {
 	return []string{
 		k.queue(ev),       // KEYS[1]
 		k.active(ev),      // KEYS[2]
-		k.seen(ev),        // KEYS[3]
+		k.swept(ev),       // KEYS[3]
 		k.threshold(ev),   // KEYS[4]
 		k.admissions(ev),  // KEYS[5]
 		k.rankPending(ev), // KEYS[6]

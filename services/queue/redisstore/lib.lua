@@ -1,6 +1,31 @@
 -- lib.lua is prepended to every per-event script (see scripts.go). It holds
 -- the helpers they share; it has no contract of its own.
 
+-- A line's score carries each waiter's heartbeat, so that no second
+-- per-user set is needed (it doubled the memory per waiter): score = base ×
+-- HB_TICKS + tick, where base is the Tier 1 position or arrival ms (the
+-- order) and tick is the heartbeat time in HB_TICK_MS units, modulo
+-- HB_TICKS. Scores stay exact integers below 2^53 for bases below 2^43
+-- (queue.MaxLineBase). See docs/tier2-store.md, "Heartbeats in the score".
+local HB_TICK_MS = 5000
+local HB_TICKS = 1024
+
+local function hb_tick(now)
+  return math.floor(now / HB_TICK_MS) % HB_TICKS
+end
+
+-- line_score is the score of a waiter with base heard from at now.
+local function line_score(base, now)
+  return tonumber(base) * HB_TICKS + hb_tick(now)
+end
+
+-- heartbeat moves uid's tick to now's, keeping its base (score is its
+-- current score); it writes only when the tick changed.
+local function heartbeat(queue, uid, score, now)
+  local s = score - score % HB_TICKS + hb_tick(now)
+  if s ~= score then redis.call('ZADD', queue, 'XX', s, uid) end
+end
+
 -- drop_expired removes actives whose expiry (score) is at or before now.
 local function drop_expired(active, now)
   redis.call('ZREMRANGEBYSCORE', active, '-inf', now)

@@ -1,14 +1,14 @@
 -- restore.lua: put back users admitted before the event's state was lost.
 --
--- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+-- KEYS[1..9] -> as in check.lua (queue, active, swept, threshold, admissions,
 --               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2k], ARGV[2k+1] -> user id, end of its slot (ms), for k = 1, 2, …
 --
 -- Only while the recovery window runs (nobody new is admitted then, so the
 -- slots are still theirs): each user whose slot runs past now and who is not
--- active already becomes active and leaves the line and seen if it had
--- joined again. The instance cannot know whether the user left before the
+-- active already becomes active and leaves the line if it had joined
+-- again. The instance cannot know whether the user left before the
 -- loss, so the slot is held only until the window ends, and its full end
 -- waits in KEYS[9] until the user's next check or heartbeat claims it (lib.lua
 -- claimed). Returns how many it put back.
@@ -22,7 +22,6 @@ for i = 2, #ARGV - 1, 2 do
     redis.call('ZADD', KEYS[2], math.min(exp, untl), uid)
     if exp > untl then redis.call('HSET', KEYS[9], uid, exp) end
     redis.call('ZREM', KEYS[1], uid)
-    redis.call('ZREM', KEYS[3], uid)
     n = n + 1
   end
 end

@@ -1,7 +1,7 @@
 -- retire.lua: decide, after the caller's SREM, whether an event stays in the
 -- active-events set. See docs/tier2-store.md for the race this closes.
 --
--- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+-- KEYS[1..9] -> as in check.lua (queue, active, swept, threshold, admissions,
 --               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> tombstone TTL ms
 -- ARGV[2] -> tombstone token, unique to this retire

@@ -55,9 +55,6 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 // sends them to two nodes at once), which the client's timeouts bound.
 const tombstoneTTL = time.Minute
 
-// cleanupChunk is the most stale users one cleanup script removes.
-const cleanupChunk = 1000
-
 // Load puts every script into Redis' script cache (on every master of a
 // Cluster), so that the first calls are already single EVALSHA round trips.
 // Calling it is optional: a NOSCRIPT reply is retried once with EVAL.
@@ -93,6 +90,9 @@ func wrap(op, ev string, err error) error {
 // it saw). Until then every other check relists too, so none returns with
 // its user queued in an unlisted event.
 func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
+	if in.Score < 0 || in.Score > queue.MaxLineBase {
+		return queue.Snapshot{}, wrap("check", in.EventID, fmt.Errorf("line base %d outside 0…%d", in.Score, queue.MaxLineBase))
+	}
 	keys := s.k.eventKeys(in.EventID)
 	var holder int64
 	if !in.HolderSlotEnd.IsZero() {
@@ -318,18 +318,34 @@ func (s *Store) Retire(ctx context.Context, eventID string) (bool, error) {
 	return true, nil
 }
 
-// CleanupStale runs cleanup.lua until a call removes less than a chunk.
-func (s *Store) CleanupStale(ctx context.Context, eventID string, cutoff time.Time) (int, error) {
-	total := 0
+// sweepPage is how many waiters one cleanup.lua call examines: a page of
+// the full sweep, a few milliseconds of the event's node.
+const sweepPage = 2000
+
+// CleanupStale sweeps the whole line, a page at a time (cleanup.lua), and
+// drops the waiters silent for at least seenTTL. Pages follow the score, so
+// admissions popping the head meanwhile skip nobody still there.
+func (s *Store) CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error) {
+	total, from := 0, "-inf"
 	for {
-		n, err := cleanupScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), ms(cutoff), cleanupChunk).Int64()
+		r, err := cleanupScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), ms(now), msDur(seenTTL), from, sweepPage).Slice()
 		if err != nil {
 			return total, wrap("cleanup", eventID, err)
 		}
-		total += int(n)
-		if n < cleanupChunk {
+		if len(r) != 3 {
+			return total, wrap("cleanup", eventID, fmt.Errorf("reply has %d fields, want 3", len(r)))
+		}
+		removed, err1 := asInt(r[0])
+		examined, err2 := asInt(r[1])
+		last, ok := r[2].(string)
+		if err := errors.Join(err1, err2); err != nil || !ok {
+			return total, wrap("cleanup", eventID, fmt.Errorf("reply %v: %v", r, err))
+		}
+		total += int(removed)
+		if examined < sweepPage {
 			return total, nil
 		}
+		from = "(" + last
 	}
 }
 
@@ -364,9 +380,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// QueueScore is the score a queued user sorts by: their Tier 1 position, or
-// their arrival ms without one. ok is false when the user is not queued.
-// Operators' tooling and end-to-end tests use it to check the ordering.
+// QueueScore is the base a queued user sorts by: their Tier 1 position, or
+// their arrival ms without one (the line's score without its heartbeat
+// tick, see lib.lua). ok is false when the user is not queued. Operators'
+// tooling and end-to-end tests use it to check the ordering.
 func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score int64, ok bool, err error) {
 	v, err := s.rdb.ZScore(ctx, s.k.queue(eventID), userID).Result()
 	if errors.Is(err, redis.Nil) {
@@ -375,8 +392,11 @@ func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score i
 	if err != nil {
 		return 0, false, wrap("queue score", eventID, err)
 	}
-	return int64(v), true, nil
+	return int64(v) / hbTicks, true, nil
 }
+
+// hbTicks is lib.lua's HB_TICKS: a line score is base × hbTicks + tick.
+const hbTicks = 1024
 
 // parseView reads the reply of check.lua and touch.lua: the snapshot and
 // the relist token ("" for none).

@@ -1,7 +1,7 @@
 -- touch.lua: refresh a queued user's heartbeat and report where a queued or
 -- active user stands; join nobody.
 --
--- KEYS[1..9] -> as in check.lua (queue, active, seen, threshold, admissions,
+-- KEYS[1..9] -> as in check.lua (queue, active, swept, threshold, admissions,
 --               rank-pending, retired, epoch, restored)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
@@ -20,10 +20,10 @@ drop_expired(KEYS[2], now)
 local th = threshold_of(KEYS[4], ARGV[3], '0')
 local eid, untl = epoch_peek(KEYS[8])
 
-local r = redis.call('ZRANK', KEYS[1], uid)
-if r then
-  redis.call('ZADD', KEYS[3], now, uid)
-  return view('queued', 0, r, KEYS, th, since, 0, '', eid, untl)
+local sc = redis.call('ZSCORE', KEYS[1], uid)
+if sc then
+  heartbeat(KEYS[1], uid, tonumber(sc), now)
+  return view('queued', 0, redis.call('ZRANK', KEYS[1], uid), KEYS, th, since, 0, '', eid, untl)
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
 if exp then
