@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/demo"
 	"github.com/vwr-go/vwr/internal/loadtest"
 	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
@@ -58,6 +59,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	out := fs.String("out", "loadtest-out", "folder for report.json and the SVG plots")
 	fs.Var(&faults, "fault", "KIND@DURATION after the first arrival, repeatable; KIND: "+strings.Join(loadtest.FaultKinds, ", "))
 	fs.DurationVar(&cfg.Dwell, "dwell", 5*time.Second, "how long an admitted visitor stays before leaving (±20 %)")
+	fs.IntVar(&cfg.Seats, "seats", 0, fmt.Sprintf("each admitted visitor first holds one of this many seats on the protected site (1..%d, in at most %d rows of %d, rounded up to a full grid; 0: no seat holds)", demo.MaxRows*demo.MaxPerRow, demo.MaxRows, demo.MaxPerRow))
 	fs.IntVar(&cfg.Batch, "batch", 0, "Tier 1 advance per tick (default threshold ÷ dwell in seconds)")
 	fs.StringVar(&cfg.Event, "event", "loadtest", "event id")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for arrivals and jitter")
@@ -78,6 +80,10 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	}
 	if cfg.Visitors < 1 || cfg.Threshold < 1 || cfg.Shards < 1 || cfg.Concurrency < 1 {
 		fmt.Fprintln(inv.Stderr, "vwr loadtest: -visitors, -threshold, -shards and -concurrency must be at least 1")
+		return exitUsage
+	}
+	if cfg.Seats < 0 || cfg.Seats > demo.MaxRows*demo.MaxPerRow {
+		fmt.Fprintf(inv.Stderr, "vwr loadtest: -seats must be 0..%d\n", demo.MaxRows*demo.MaxPerRow)
 		return exitUsage
 	}
 	cfg.Faults = faults
@@ -124,6 +130,46 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	fmt.Fprintf(inv.Stdout, "  wrote %s and %s, %s, %s, %s in %s\n", loadtest.ReportFile,
 		loadtest.PlotQueue, loadtest.PlotAdmissions, loadtest.PlotActive, loadtest.PlotWait, *out)
 	return exitOK
+}
+
+// startSeatSite serves, when the run holds seats, the demo ticketing site
+// with a venue of cfg.Seats seats for the run's event, behind the queue's
+// gate like the protected site of `vwr local -demo`; its seats live in Tier
+// 2's Redis. It returns the site's base, or "" when no seats are held.
+func startSeatSite(ctx context.Context, st *loadtestStack, s *localStack, cfg loadtest.Config) (string, error) {
+	if cfg.Seats == 0 {
+		return "", nil
+	}
+	venue := seatVenue(cfg.Seats)
+	site, err := demo.New(demo.Config{
+		EntryKeys: s.Queue.EntryKeys, Redis: s.Redis, Venues: map[string]demo.Venue{cfg.Event: venue},
+		Clock: s.Clock, Logger: s.Log.With("component", "seats"),
+	})
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: s.Queue.Gate.Wrap(site.Handler()), ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() { _ = srv.Serve(ln) }()
+	st.stops = append(st.stops, func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String(), nil
+}
+
+// seatVenue is the smallest grid of at most demo.MaxRows rows of at most
+// demo.MaxPerRow seats that holds n seats: exactly n when n factors so.
+func seatVenue(n int) demo.Venue {
+	best := demo.Venue{Name: "vwr loadtest", Rows: demo.MaxRows, PerRow: demo.MaxPerRow}
+	for rows := 1; rows <= demo.MaxRows; rows++ {
+		perRow := (n + rows - 1) / rows
+		if perRow <= demo.MaxPerRow && rows*perRow < best.Total() {
+			best.Rows, best.PerRow = rows, perRow
+		}
+	}
+	return best
 }
 
 // loadtestStack is the in-process system under test.
@@ -282,6 +328,10 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	}
 	st.stops = append(st.stops, kill)
 
+	site, err := startSeatSite(runCtx, st, s, cfg)
+	if err != nil {
+		return nil, err
+	}
 	base1, base2 := "http://"+ln.Addr().String(), "http://"+ln2.Addr().String()
 	redisDesc := "embedded Redis"
 	if s.Miniredis == nil {
@@ -293,6 +343,7 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 		Tier2:           []string{base1, base2},
 		Tier1AdminToken: orDefault(env["VWR_ADMIN_TOKEN"], localAdminToken),
 		Tier2AdminToken: s.QueueConfig.AdminToken,
+		Site:            site,
 		Inject: func(ctx context.Context, kind string) (string, error) {
 			switch kind {
 			case loadtest.FaultRedisFlush:

@@ -46,10 +46,11 @@ func readReport(t *testing.T, dir string) (loadtest.Report, map[string]any) {
 // TestLoadtestReportSchema: report.json has exactly the top-level
 // keys, every documented field, and values that make sense together; the
 // plots are SVG; the summary is printed. Junk events run alongside, so the
-// faults list is exercised too.
+// faults list is exercised too, and every visitor tries to hold one of 100
+// seats on the protected site.
 func TestLoadtestReportSchema(t *testing.T) {
 	dir, stdout := runLoadtestCLI(t, map[string]string{},
-		"-visitors", "300", "-rate", "150", "-threshold", "30", "-dwell", "500ms", "-shards", "2",
+		"-visitors", "300", "-rate", "150", "-threshold", "30", "-dwell", "500ms", "-shards", "2", "-seats", "100",
 		"-event", testenv.UniqueID(t), "-fault", "junk-events@1s", "-junk-rate", "20", "-timeout", "3m")
 	rep, raw := readReport(t, dir)
 
@@ -78,9 +79,20 @@ func TestLoadtestReportSchema(t *testing.T) {
 		}
 	}
 
+	vis, _ := raw["visitors"].(map[string]any)
+	for _, f := range []string{"seatsHeld", "soldOut", "seatsHeldTwice"} {
+		if _, ok := vis[f]; !ok {
+			t.Errorf("visitors lacks %q", f)
+		}
+	}
 	v := rep.Visitors
 	if v.Total != 300 || v.Admitted != 300 || v.Left != 300 || v.Unfinished != 0 || rep.LostVisitors != 0 {
 		t.Errorf("visitors %+v, lost %d: want all 300 admitted and gone", v, rep.LostVisitors)
+	}
+	// Holds outlast the run (5 min), so the first 100 to choose get the
+	// seats and everyone after finds the sale sold out.
+	if v.SeatsHeld != 100 || v.SoldOut != 200 || v.SeatsHeldTwice != 0 {
+		t.Errorf("seats: %d held, %d sold out, %d held twice; want 100, 200, 0", v.SeatsHeld, v.SoldOut, v.SeatsHeldTwice)
 	}
 	if rep.Threshold != 30 || rep.MaxActive < 1 || rep.MaxActive > rep.Threshold || rep.OverAdmissions != 0 {
 		t.Errorf("maxActive %d, threshold %d, overAdmissions %d", rep.MaxActive, rep.Threshold, rep.OverAdmissions)
@@ -88,7 +100,7 @@ func TestLoadtestReportSchema(t *testing.T) {
 	if rep.Inversions.Tier1 != 0 || rep.Inversions.Tier2 != 0 {
 		t.Errorf("inversions %+v", rep.Inversions)
 	}
-	for _, ep := range []string{"tier1.assign", "tier1.status", "tier1.check", "tier2.check", "tier2.leave"} {
+	for _, ep := range []string{"tier1.assign", "tier1.status", "tier1.check", "tier2.check", "tier2.leave", "site.seats", "site.hold"} {
 		l, ok := rep.LatencyMs[ep]
 		if !ok || l.Count == 0 || l.P50 <= 0 || l.P50 > l.P95 || l.P95 > l.P99 {
 			t.Errorf("latency %s = %+v", ep, l)
@@ -132,10 +144,28 @@ func TestLoadtestReportSchema(t *testing.T) {
 	}
 }
 
+func TestLoadtestRefusesBadSeats(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	code := dispatch(context.Background(), invocation{Args: []string{"loadtest", "-seats", "5000", "-out", t.TempDir()}, Stdout: &out, Stderr: &errb})
+	if code != exitUsage || !strings.Contains(errb.String(), "-seats must be 0..1040") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
 func keys(m map[string]any) []string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+func TestSeatVenue(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]int{1: 1, 24: 24, 100: 100, 1040: 1040, 41: 42, 1039: 1040} {
+		if v := seatVenue(n); v.Total() != want || v.Rows > 26 || v.PerRow > 40 {
+			t.Errorf("seatVenue(%d) = %d×%d, want %d seats", n, v.Rows, v.PerRow, want)
+		}
+	}
 }

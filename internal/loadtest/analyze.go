@@ -46,7 +46,17 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	var enters int64
 	visits := make([]Visit, len(vs))
 	var w2, w1 []float64
+	held := map[string]int{}
 	for i, v := range vs {
+		if v.seat != "" {
+			vr.SeatsHeld++
+			if held[v.seat]++; held[v.seat] == 2 {
+				vr.SeatsHeldTwice++
+			}
+		}
+		if v.soldOut {
+			vr.SoldOut++
+		}
 		switch {
 		case v.stage != stageDone:
 			vr.Unfinished++

@@ -39,6 +39,9 @@ type Config struct {
 	Shards    int           // Tier 1 counter shards set at activation
 	Batch     int           // Tier 1 advance per tick set at activation
 	Dwell     time.Duration // how long an admitted visitor stays (±20 %)
+	// Seats > 0: each admitted visitor first holds one seat on the
+	// protected site (Target.Site), of a venue this size; 0: no seat holds.
+	Seats int
 
 	Concurrency int           // requests in flight at most
 	Timeout     time.Duration // the whole run; visitors still waiting then are unfinished
@@ -104,6 +107,9 @@ type Target struct {
 	Tier2 []string
 	// Admin bearer tokens of Tier 1 and Tier 2.
 	Tier1AdminToken, Tier2AdminToken string
+	// Site is the protected site's base, with the seat API at
+	// /api/seats/{event} behind the queue's gate (default: Base).
+	Site string
 
 	// Inject performs a fault other than junk-events; nil: none supported.
 	Inject func(ctx context.Context, kind string) (note string, err error)
@@ -179,6 +185,9 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 	}
 	if len(t.Tier2) == 0 {
 		t.Tier2 = []string{t.Base}
+	}
+	if t.Site == "" {
+		t.Site = t.Base
 	}
 	if t.Client == nil {
 		t.Client = NewClient(cfg.Concurrency)

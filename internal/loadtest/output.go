@@ -95,6 +95,9 @@ func Summary(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "%d visitors (%s at %.0f/s) against %s in %.1f s\n", v.Total, v.Arrival, v.RatePerSecond, v.Target, v.DurationSeconds)
 	fmt.Fprintf(w, "  admitted %d, left %d, direct entries %d, unfinished %d, gave up %d, took a new place %d, lost %d\n",
 		v.Admitted, v.Left, v.DirectEntries, v.Unfinished, v.GaveUp, v.Requeued, rep.LostVisitors)
+	if v.SeatsHeld+v.SoldOut > 0 {
+		fmt.Fprintf(w, "  seats: %d held, %d found it sold out, %d held twice\n", v.SeatsHeld, v.SoldOut, v.SeatsHeldTwice)
+	}
 	fmt.Fprintf(w, "  throughput: %.0f requests/s, %.1f admissions/s (peak %d in one second)\n",
 		rep.ThroughputPerSecond.Requests, rep.ThroughputPerSecond.Admissions, rep.ThroughputPerSecond.PeakAdmissions)
 	fmt.Fprintf(w, "  order: %d Tier 1 and %d Tier 2 inversions; active at most %d of threshold %d (%d over-admissions)\n",

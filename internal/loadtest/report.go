@@ -32,6 +32,9 @@ type VisitorsReport struct {
 	GaveUp          int64   `json:"gaveUp"`          // stopped on a final 4xx, as the pages do
 	Requeued        int64   `json:"requeued"`        // took a new Tier 1 place after a 404
 	PassRenewals    int64   `json:"passRenewals"`    // went back to Tier 1 after a 401 at Tier 2
+	SeatsHeld       int64   `json:"seatsHeld"`       // held a seat on the protected site (-seats)
+	SoldOut         int64   `json:"soldOut"`         // found every seat taken
+	SeatsHeldTwice  int64   `json:"seatsHeldTwice"`  // seats two visitors were told they hold (goal 0)
 	DurationSeconds float64 `json:"durationSeconds"` // first arrival to last visitor done
 	Seed            uint64  `json:"seed"`
 	Target          string  `json:"target"` // "in-process vwr local (…)" or the -base URL

@@ -7,7 +7,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"time"
+
+	"github.com/vwr-go/vwr/internal/token"
 )
 
 // Where a visitor is in its journey.
@@ -16,6 +19,7 @@ type stage int
 const (
 	stageTier1 stage = iota // the Tier 1 waiting page (vwr.js)
 	stageTier2              // the Tier 2 queue page (queue.js)
+	stageSeat               // admitted; holds a seat on the protected site (Config.Seats)
 	stageDwell              // admitted, on the protected site; next: leave
 	stageDone
 )
@@ -65,6 +69,10 @@ type visitor struct {
 	est2Set        bool
 	activeRecv     time.Time
 	activeSent     time.Time
+	entry          string // the entry token, for the protected site
+	seat           string // the seat held ("" when none)
+	soldOut        bool   // found no seat left
+	seatTries      int
 	direct         bool
 	leaveSent      time.Time
 	left           bool
@@ -90,6 +98,8 @@ func (v *visitor) step(ctx context.Context) (time.Duration, bool) {
 		return v.tier1(ctx)
 	case stageTier2:
 		return v.tier2Check(ctx)
+	case stageSeat:
+		return v.holdSeat(ctx)
 	case stageDwell:
 		return v.leave(ctx)
 	}
@@ -227,6 +237,7 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		EstimatedWait   float64 `json:"estimatedWait"`
 		NextPoll        float64 `json:"nextPoll"`
 		RecoveringUntil string  `json:"recoveringUntil"`
+		EntryToken      string  `json:"entryToken"`
 	}
 	if err := res.decode(&b); err != nil {
 		switch {
@@ -251,8 +262,12 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 	if b.Status == "active" {
 		v.activeSent, v.activeRecv = res.sent, res.recv
 		v.direct = v.t2FirstQueued.IsZero()
-		v.stage = stageDwell
-		return jitter(v.r.cfg.Dwell, 0.2, v.rng), false
+		v.entry = b.EntryToken
+		if v.r.cfg.Seats > 0 {
+			v.stage, v.failures = stageSeat, 0
+			return 0, false
+		}
+		return v.toDwell()
 	}
 	if v.t2FirstQueued.IsZero() {
 		v.t2FirstQueued = res.recv
@@ -260,6 +275,77 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 	}
 	v.t2LastQueued = res.sent
 	return jitter(time.Duration(min(max(b.NextPoll, 1), 60)*float64(time.Second)), 0.2, v.rng), false
+}
+
+func (v *visitor) toDwell() (time.Duration, bool) {
+	v.stage = stageDwell
+	return jitter(v.r.cfg.Dwell, 0.2, v.rng), false
+}
+
+// maxSeatTries bounds how often a visitor who keeps losing a seat to
+// someone faster lists the seats again.
+const maxSeatTries = 20
+
+// holdSeat is the seat page: list the seats, pick a free one at random and
+// hold it with the entry token. A seat taken meanwhile means listing again;
+// none left means sold out. Either way the visitor then stays its dwell.
+func (v *visitor) holdSeat(ctx context.Context) (time.Duration, bool) {
+	site := v.r.t.Site + "/api/seats/" + url.PathEscape(v.r.cfg.Event)
+	// The browser sends the cookie the queue API set.
+	auth := map[string]string{"Cookie": (&http.Cookie{Name: token.EntryCookie, Value: v.entry}).String()}
+	list := v.r.call(ctx, "site.seats", http.MethodGet, site, auth, nil)
+	var l struct {
+		Remaining int64 `json:"remaining"`
+		Seats     []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"seats"`
+	}
+	if err := list.decode(&l); err != nil {
+		return v.seatFailed(list)
+	}
+	var free []string
+	for _, st := range l.Seats {
+		if st.Status == "available" {
+			free = append(free, st.ID)
+		}
+	}
+	if len(free) == 0 {
+		v.soldOut = true
+		return v.toDwell()
+	}
+	pick := free[v.rng.IntN(len(free))]
+	body, _ := json.Marshal(map[string]string{"seatId": pick})
+	hold := v.r.call(ctx, "site.hold", http.MethodPost, site+"/hold", auth, body)
+	if hold.ok() {
+		v.seat = pick
+		return v.toDwell()
+	}
+	var e struct {
+		Code string `json:"code"`
+	}
+	if hold.status == http.StatusConflict && json.Unmarshal(hold.body, &e) == nil {
+		switch e.Code {
+		case "sold_out":
+			v.soldOut = true
+			return v.toDwell()
+		case "seat_taken":
+			if v.seatTries++; v.seatTries < maxSeatTries {
+				return 0, false // someone was faster: look again
+			}
+			return v.toDwell()
+		}
+	}
+	return v.seatFailed(hold)
+}
+
+// seatFailed backs off like the seat page, and after a few failures goes
+// on without a seat.
+func (v *visitor) seatFailed(res response) (time.Duration, bool) {
+	if v.failures++; v.failures >= 3 || finalError(res.status) {
+		return v.toDwell()
+	}
+	return v.backoff(res.retryAfter), false
 }
 
 // leave ends the visit as the seat page's exit does: free the slot.
