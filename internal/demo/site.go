@@ -240,8 +240,10 @@ func (s *Site) holdSeat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		writeJSON(w, status, h)
 	}
+	// One line per hold at debug: a sale makes thousands (no per-request
+	// INFO line); failures of the store at error.
 	attrs := []any{"event", event, "uid", uid, "seat", body.SeatID, "status", status, "ms", time.Since(start).Milliseconds()}
-	level := slog.LevelInfo
+	level := slog.LevelDebug
 	if err != nil {
 		attrs = append(attrs, "err", err)
 		if status >= 500 {
