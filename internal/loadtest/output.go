@@ -42,27 +42,17 @@ func WriteOutputs(dir string, res *Result) error {
 const VisitsFile = "visitors.csv"
 
 func writeVisits(path string, vs []Visit) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"position", "arrived", "tier1Admitted", "active", "left", "tier2EstimateSeconds", "tier2ActualWaitSeconds"})
 	num := func(x float64) string {
 		if math.IsNaN(x) {
 			return ""
 		}
 		return strconv.FormatFloat(x, 'f', 3, 64)
 	}
+	rows := make([][]string, 0, len(vs))
 	for _, v := range vs {
-		_ = w.Write([]string{strconv.FormatInt(v.Position, 10), num(v.Arrived), num(v.Tier1Admit), num(v.Active), num(v.Left), num(v.EstimateWait), num(v.ActualWait)})
+		rows = append(rows, []string{strconv.FormatInt(v.Position, 10), num(v.Arrived), num(v.Tier1Admit), num(v.Active), num(v.Left), num(v.EstimateWait), num(v.ActualWait)})
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeCSV(path, []string{"position", "arrived", "tier1Admitted", "active", "left", "tier2EstimateSeconds", "tier2ActualWaitSeconds"}, rows)
 }
 
 // PassedOverFile explains the Tier 2 inversions, one CSV row each; it is
@@ -70,18 +60,24 @@ func writeVisits(path string, vs []Visit) error {
 const PassedOverFile = "passed-over.csv"
 
 func writePassedOver(path string, ps []PassedOver) error {
+	sec := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	rows := make([][]string, 0, len(ps))
+	for _, p := range ps {
+		rows = append(rows, []string{strconv.FormatInt(p.APosition, 10), sec(p.AJoined), sec(p.ALastQueued), strconv.Itoa(p.AInstance),
+			strconv.FormatInt(p.BPosition, 10), sec(p.BAfter), sec(p.BActive), strconv.FormatBool(p.BDirect), strconv.Itoa(p.BInstance)})
+	}
+	return writeCSV(path, []string{"aPosition", "aJoined", "aLastQueued", "aInstance", "bPosition", "bAfter", "bActive", "bDirect", "bInstance"}, rows)
+}
+
+// writeCSV writes a header and rows to a new file at path.
+func writeCSV(path string, header []string, rows [][]string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"aPosition", "aJoined", "aLastQueued", "aInstance", "bPosition", "bAfter", "bActive", "bDirect", "bInstance"})
-	sec := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
-	for _, p := range ps {
-		_ = w.Write([]string{strconv.FormatInt(p.APosition, 10), sec(p.AJoined), sec(p.ALastQueued), strconv.Itoa(p.AInstance),
-			strconv.FormatInt(p.BPosition, 10), sec(p.BAfter), sec(p.BActive), strconv.FormatBool(p.BDirect), strconv.Itoa(p.BInstance)})
-	}
-	w.Flush()
+	_ = w.Write(header)
+	_ = w.WriteAll(rows) // WriteAll flushes
 	if err := w.Error(); err != nil {
 		f.Close()
 		return err
