@@ -154,6 +154,12 @@ func runAdmin(ctx context.Context, inv invocation) int {
 		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
 		return exitUsage
 	}
+	return sendAdmin(inv, req)
+}
+
+// sendAdmin sends an admin request and prints the answer, indented: on
+// stdout when it is a 2xx, else on stderr with the status.
+func sendAdmin(inv invocation, req *http.Request) int {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
@@ -166,7 +172,7 @@ func runAdmin(ctx context.Context, inv invocation) int {
 		out = append(pretty.Bytes(), '\n')
 	}
 	if resp.StatusCode/100 != 2 {
-		fmt.Fprintf(inv.Stderr, "vwr admin: %s %s: %s\n%s", method, u.Path, resp.Status, out)
+		fmt.Fprintf(inv.Stderr, "vwr admin: %s %s: %s\n%s", req.Method, req.URL.Path, resp.Status, out)
 		return exitError
 	}
 	_, _ = inv.Stdout.Write(out)

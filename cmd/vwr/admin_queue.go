@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -97,21 +96,5 @@ func runQueueAdmin(ctx context.Context, inv invocation, action string) int {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
-		return exitError
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, out, "", "  ") == nil {
-		out = append(pretty.Bytes(), '\n')
-	}
-	if resp.StatusCode/100 != 2 {
-		fmt.Fprintf(inv.Stderr, "vwr admin: %s %s: %s\n%s", method, u.Path, resp.Status, out)
-		return exitError
-	}
-	_, _ = inv.Stdout.Write(out)
-	return exitOK
+	return sendAdmin(inv, req)
 }
