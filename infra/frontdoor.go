@@ -40,6 +40,7 @@ type FrontDoorStack struct {
 	StripPrefix  awscloudfront.Function
 	PageIndex    awscloudfront.Function
 	StatusCache  awscloudfront.CachePolicy
+	DrawCache    awscloudfront.CachePolicy
 	WebACL       awswafv2.CfnWebACL
 }
 
@@ -50,11 +51,20 @@ const (
 	StatusMaxTTL = 5
 )
 
+// Draw cache TTLs: while the draw is pending the document says max-age=1;
+// once drawn it is immutable (max-age of a year), and so is every chunk of
+// the ticket list and every proof.
+const (
+	DrawMinTTL = 1
+	DrawMaxTTL = 365 * 24 * 3600
+)
+
 // Behaviour path patterns.
 const (
 	PathPage      = "/vwr/*"
 	PathAPI       = "/vwr-api/*"
 	PathAPIStatus = "/vwr-api/vwr/status/*"
+	PathAPIDraw   = "/vwr-api/vwr/draw/*"
 	PathTier2     = "/api/queue/*"
 	// AssignPrefix is what the WAF rate rule counts, per client IP.
 	AssignPrefix = "/vwr-api/vwr/assign/"
@@ -166,6 +176,19 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		EnableAcceptEncodingGzip:   jsii.Bool(true),
 		EnableAcceptEncodingBrotli: jsii.Bool(true),
 	})
+	// The draw's documents are the same for everyone and, once drawn, never
+	// change: keyed on the path alone, kept as long as the origin says.
+	s.DrawCache = awscloudfront.NewCachePolicy(stack, jsii.String("DrawCache"), &awscloudfront.CachePolicyProps{
+		Comment:                    jsii.String("vwr draw: path-only key, TTL from Cache-Control (1 s while drawing, a year once drawn)"),
+		MinTtl:                     awscdk.Duration_Seconds(jsii.Number(DrawMinTTL)),
+		DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(DrawMinTTL)),
+		MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(DrawMaxTTL)),
+		CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
+		HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
+		QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_None(),
+		EnableAcceptEncodingGzip:   jsii.Bool(true),
+		EnableAcceptEncodingBrotli: jsii.Bool(true),
+	})
 	// assign and check: never cached; the pass cookie and Idempotency-Key
 	// reach the API (not Host: API Gateway routes on its own).
 	apiForward := awscloudfront.NewOriginRequestPolicy(stack, jsii.String("ApiForward"), &awscloudfront.OriginRequestPolicyProps{
@@ -197,12 +220,18 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 			FunctionAssociations: viewer(s.EdgeCheck),
 		},
 	})
-	// Behaviours are matched in the order added: the status path before the
-	// rest of the API.
+	// Behaviours are matched in the order added: the status and draw paths
+	// before the rest of the API.
 	s.Distribution.AddBehavior(jsii.String(PathAPIStatus), apiOrigin, &awscloudfront.AddBehaviorOptions{
 		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
 		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
 		CachePolicy:          s.StatusCache,
+		FunctionAssociations: viewer(s.StripPrefix),
+	})
+	s.Distribution.AddBehavior(jsii.String(PathAPIDraw), apiOrigin, &awscloudfront.AddBehaviorOptions{
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
+		CachePolicy:          s.DrawCache,
 		FunctionAssociations: viewer(s.StripPrefix),
 	})
 	s.Distribution.AddBehavior(jsii.String(PathAPI), apiOrigin, &awscloudfront.AddBehaviorOptions{

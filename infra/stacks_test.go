@@ -347,11 +347,13 @@ func TestFrontDoor(t *testing.T) {
 		t.Error("the default behaviour does not go to the protected origin")
 	}
 	statusID, status := fd.byConstruct("AWS::CloudFront::CachePolicy", "StatusCache")
+	drawID, draw := fd.byConstruct("AWS::CloudFront::CachePolicy", "DrawCache")
 	want := []struct {
 		path, function, cache string
 		origin                func(o any) bool
 	}{
 		{PathAPIStatus, fnID("StripApiPrefix"), statusID, func(o any) bool { return strings.Contains(js(o), "Fn::Split") }},
+		{PathAPIDraw, fnID("StripApiPrefix"), drawID, func(o any) bool { return strings.Contains(js(o), "Fn::Split") }},
 		{PathAPI, fnID("StripApiPrefix"), "4135ea2d-6df8-44a3-9df3-4b5a84be39ad", func(o any) bool { return strings.Contains(js(o), "Fn::Split") }},
 		{PathPage, fnID("PageIndex"), "658327ea-f89d-4fab-a63d-7e88639e58f6", func(o any) bool { return get(o, "OriginAccessControlId") != nil }},
 		{PathTier2, "", "4135ea2d-6df8-44a3-9df3-4b5a84be39ad", func(o any) bool { return get(o, "CustomOriginConfig", "OriginProtocolPolicy") == "http-only" }},
@@ -363,7 +365,7 @@ func TestFrontDoor(t *testing.T) {
 	for i, w := range want {
 		b := behaviours[i]
 		if get(b, "PathPattern") != w.path {
-			t.Errorf("behaviour %d is %v, want %s (order matters: status before the rest of the API)", i, get(b, "PathPattern"), w.path)
+			t.Errorf("behaviour %d is %v, want %s (order matters: status and draw before the rest of the API)", i, get(b, "PathPattern"), w.path)
 			continue
 		}
 		if w.function != "" && assoc(b) != w.function {
@@ -394,6 +396,15 @@ func TestFrontDoor(t *testing.T) {
 	key := get(pc, "ParametersInCacheKeyAndForwardedToOrigin")
 	if get(key, "CookiesConfig", "CookieBehavior") != "none" || get(key, "HeadersConfig", "HeaderBehavior") != "none" || get(key, "QueryStringsConfig", "QueryStringBehavior") != "none" {
 		t.Errorf("status cache key %s", js(key))
+	}
+	// Draw: 1 s while drawing up to a year once immutable, path-only key.
+	dc2 := get(draw, "Properties", "CachePolicyConfig")
+	if num(get(dc2, "MinTTL")) != DrawMinTTL || num(get(dc2, "MaxTTL")) != DrawMaxTTL {
+		t.Errorf("draw TTLs min %v max %v", get(dc2, "MinTTL"), get(dc2, "MaxTTL"))
+	}
+	dkey := get(dc2, "ParametersInCacheKeyAndForwardedToOrigin")
+	if get(dkey, "CookiesConfig", "CookieBehavior") != "none" || get(dkey, "HeadersConfig", "HeaderBehavior") != "none" || get(dkey, "QueryStringsConfig", "QueryStringBehavior") != "none" {
+		t.Errorf("draw cache key %s", js(dkey))
 	}
 	// Origin Access Control on a private bucket.
 	if len(fd.resources("AWS::CloudFront::OriginAccessControl")) != 1 {
