@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
 
@@ -86,15 +87,15 @@ func (e eventItem) event(eventID string) tier1.Event {
 			Active: e.Active, Paused: e.Paused, Shards: e.Shards, BatchSize: e.BatchSize,
 		},
 		ServingCounter: e.ServingCounter,
-		UpdatedAt:      msTime(e.UpdatedAt),
+		UpdatedAt:      clock.FromUnixMilli(e.UpdatedAt),
 		TickSlot:       e.TickSlot,
 		Sale: tier1.SaleSummary{
-			Phase: e.SalePhase, OpensAt: msTime(e.SaleOpens), PrequeueFrom: msTime(e.SaleFrom),
+			Phase: e.SalePhase, OpensAt: clock.FromUnixMilli(e.SaleOpens), PrequeueFrom: clock.FromUnixMilli(e.SaleFrom),
 			Round: e.SaleRound, Root: e.SaleRoot,
 		},
 	}
 	for _, a := range e.Advances {
-		ev.Advances = append(ev.Advances, tier1.Advance{At: msTime(a.T), Admitted: a.N})
+		ev.Advances = append(ev.Advances, tier1.Advance{At: clock.FromUnixMilli(a.T), Admitted: a.N})
 	}
 	return ev
 }
@@ -152,13 +153,6 @@ func newRecord(pos tier1.Position, expires time.Time) positionRecord {
 func (r positionRecord) position(requestID string) tier1.Position {
 	return tier1.Position{
 		RequestID: requestID, EventID: r.EventID, Position: r.Position,
-		Shard: r.Shard, CreatedAt: msTime(r.CreatedAt),
+		Shard: r.Shard, CreatedAt: clock.FromUnixMilli(r.CreatedAt),
 	}
-}
-
-func msTime(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(n).UTC()
 }

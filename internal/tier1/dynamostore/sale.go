@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/draw"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
@@ -185,11 +186,11 @@ func (s *Store) Sale(ctx context.Context, eventID string) (tier1.SaleState, bool
 	}
 	st := tier1.SaleState{
 		Schedule: tier1.Schedule{
-			EventID: eventID, OpensAt: msTime(it.Opens), PrequeueFrom: msTime(it.From),
-			Round: it.Round, ChainHash: it.Chain, Now: msTime(it.Scheduled),
+			EventID: eventID, OpensAt: clock.FromUnixMilli(it.Opens), PrequeueFrom: clock.FromUnixMilli(it.From),
+			Round: it.Round, ChainHash: it.Chain, Now: clock.FromUnixMilli(it.Scheduled),
 		},
-		Closed: it.Closed, ClosedAt: msTime(it.ClosedAt), Committed: len(it.Root) > 0, N: it.N,
-		Drawn: it.Drawn, DrawnAt: msTime(it.DrawnAt),
+		Closed: it.Closed, ClosedAt: clock.FromUnixMilli(it.ClosedAt), Committed: len(it.Root) > 0, N: it.N,
+		Drawn: it.Drawn, DrawnAt: clock.FromUnixMilli(it.DrawnAt),
 	}
 	if err := errors.Join(copyHash(&st.MerkleRoot, it.MRoot), copyHash(&st.Root, it.Root)); err != nil {
 		return tier1.SaleState{}, false, fmt.Errorf("dynamostore: decode sale %s: %w", eventID, err)
@@ -227,7 +228,7 @@ const (
 // it lists, and voids the pending tickets it finds; see docs/draw.md for why
 // no ticket can be both answered and left out of the list.
 func (s *Store) AddTicket(ctx context.Context, t tier1.NewTicket) (tier1.Ticket, bool, error) {
-	tk := tier1.Ticket{EventID: t.EventID, RequestID: t.RequestID, Hash: t.Hash, CreatedAt: msTime(t.Now.UnixMilli())}
+	tk := tier1.Ticket{EventID: t.EventID, RequestID: t.RequestID, Hash: t.Hash, CreatedAt: clock.FromUnixMilli(t.Now.UnixMilli())}
 	reused := false
 	if t.IdempotencyKey != "" {
 		prev, ok, err := s.tidem(ctx, t.EventID, t.IdempotencyKey)
@@ -343,7 +344,7 @@ func (s *Store) tidem(ctx context.Context, eventID, key string) (tier1.Ticket, b
 	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
 		return tier1.Ticket{}, false, fmt.Errorf("dynamostore: decode idempotency key %s: %w", eventID, err)
 	}
-	tk := tier1.Ticket{EventID: eventID, RequestID: rec.Target, CreatedAt: msTime(rec.CreatedAt)}
+	tk := tier1.Ticket{EventID: eventID, RequestID: rec.Target, CreatedAt: clock.FromUnixMilli(rec.CreatedAt)}
 	if err := copyHash(&tk.Hash, rec.H); err != nil {
 		return tier1.Ticket{}, false, fmt.Errorf("dynamostore: idempotency key %s: %w", eventID, err)
 	}
@@ -377,7 +378,7 @@ func (s *Store) readTicket(ctx context.Context, eventID, requestID string) (tier
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
 		return tier1.Ticket{}, "", fmt.Errorf("dynamostore: decode ticket %s: %w", eventID, err)
 	}
-	tk := tier1.Ticket{EventID: eventID, RequestID: requestID, CreatedAt: msTime(it.CreatedAt)}
+	tk := tier1.Ticket{EventID: eventID, RequestID: requestID, CreatedAt: clock.FromUnixMilli(it.CreatedAt)}
 	if err := copyHash(&tk.Hash, it.H); err != nil {
 		return tier1.Ticket{}, "", fmt.Errorf("dynamostore: ticket %s: %w", eventID, err)
 	}

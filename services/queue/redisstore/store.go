@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/services/queue"
 )
 
@@ -69,7 +70,6 @@ func (s *Store) Load(ctx context.Context) error {
 
 func ms(t time.Time) int64        { return t.UnixMilli() }
 func msDur(d time.Duration) int64 { return d.Milliseconds() }
-func fromMS(v int64) time.Time    { return time.UnixMilli(v).UTC() }
 func window() int64               { return msDur(queue.RateWindow) }
 func flag(b bool) string {
 	if b {
@@ -188,13 +188,13 @@ func (s *Store) Stats(ctx context.Context, eventID string, now time.Time, defaul
 	}
 	st := queue.StoreStats{QueueSize: reply[0], ActiveCount: reply[1], Threshold: reply[2], AdmittedLastMinute: reply[3]}
 	if reply[6] > 0 {
-		st.RateSince = fromMS(reply[6])
+		st.RateSince = clock.FromUnixMilli(reply[6])
 	}
 	if reply[4] >= 0 {
-		st.OldestHeartbeat = fromMS(reply[4])
+		st.OldestHeartbeat = clock.FromUnixMilli(reply[4])
 	}
 	if reply[5] > ms(now) {
-		st.RecoveringUntil = fromMS(reply[5])
+		st.RecoveringUntil = clock.FromUnixMilli(reply[5])
 	}
 	return st, nil
 }
@@ -436,14 +436,14 @@ func parseView(r []any) (queue.Snapshot, string, error) {
 		AdmittedLastMinute: n[5],
 	}
 	if n[6] > 0 {
-		snap.ExpiresAt = fromMS(n[6])
+		snap.ExpiresAt = clock.FromUnixMilli(n[6])
 	}
 	if rateSince > 0 {
-		snap.RateSince = fromMS(rateSince)
+		snap.RateSince = clock.FromUnixMilli(rateSince)
 	}
 	snap.Epoch.ID = eid
 	if untl > 0 {
-		snap.Epoch.RecoveringUntil = fromMS(untl)
+		snap.Epoch.RecoveringUntil = clock.FromUnixMilli(untl)
 	}
 	return snap, relist, nil
 }
@@ -471,10 +471,10 @@ func parseAdmit(r []any, now time.Time) (queue.AdmitResult, map[int64]int64, err
 	if n > len(rest) || (len(rest)-n)%2 != 0 {
 		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit reply of %d fields", len(r))
 	}
-	res := queue.AdmitResult{ExpiresAt: fromMS(head[0]), QueueSize: head[1], ActiveCount: head[2]}
+	res := queue.AdmitResult{ExpiresAt: clock.FromUnixMilli(head[0]), QueueSize: head[1], ActiveCount: head[2]}
 	res.Epoch.ID = eid
 	if untl > ms(now) {
-		res.Epoch.RecoveringUntil = fromMS(untl)
+		res.Epoch.RecoveringUntil = clock.FromUnixMilli(untl)
 	}
 	for _, v := range rest[:n] {
 		uid, ok := v.(string)
