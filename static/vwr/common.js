@@ -190,6 +190,17 @@ export function setText(el, text) {
   if (el && el.textContent !== text) el.textContent = text;
 }
 
+/** setStage marks the page's stage on <body>; the CSS shows what belongs to it. */
+export function setStage(stage, doc = globalThis.document) {
+  doc.body.dataset.stage = stage;
+}
+
+/** showStatus writes the status line and its kind (info, ok, warn, bad), which the CSS colours. */
+export function showStatus(el, text, kind = 'info') {
+  setText(el, text);
+  el.dataset.kind = kind;
+}
+
 /** sleep resolves after ms. */
 export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));

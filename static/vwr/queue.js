@@ -4,7 +4,7 @@
 // the urr-entry-token cookie and this page moves on to the seat page.
 import {
   ApiError, announcer, backoff, clamp, clockTime, eventPath, finalError, jitter, requestJSON,
-  retryNotice, setText, validId,
+  retryNotice, setStage, setText, showStatus, validId,
 } from './common.js';
 import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
 
@@ -36,14 +36,8 @@ let inflight = Promise.resolve();
 let wake = () => {};
 let failures = 0;
 
-function setStage(stage) {
-  document.body.dataset.stage = stage;
-}
-
 function status(text, kind = 'info') {
-  const el = $('status');
-  setText(el, text);
-  el.dataset.kind = kind;
+  showStatus($('status'), text, kind);
 }
 
 function pause(ms) {

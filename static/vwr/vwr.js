@@ -11,7 +11,7 @@
 // "Verify my place" recomputes the draw from the published data (draw.js).
 import {
   ApiError, announcer, backoff, clockTime, finalError, newKey, requestJSON, retryNotice,
-  safeReturn, setText, sleep, store, tier1Interval, validId,
+  safeReturn, setStage, setText, showStatus, sleep, store, tier1Interval, validId,
 } from './common.js';
 import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
 import { hex, newNonce, ticketHash, unhex, verifyPlace } from './draw.js';
@@ -58,14 +58,8 @@ function renderReceipt(r) {
   $('verify').disabled = !r.position;
 }
 
-function setStage(stage) {
-  document.body.dataset.stage = stage;
-}
-
 function status(text, kind = 'info') {
-  const el = $('status');
-  setText(el, text);
-  el.dataset.kind = kind;
+  showStatus($('status'), text, kind);
 }
 
 function render() {
