@@ -402,6 +402,9 @@ func TestFrontDoor(t *testing.T) {
 	if num(get(dc2, "MinTTL")) != DrawMinTTL || num(get(dc2, "MaxTTL")) != DrawMaxTTL {
 		t.Errorf("draw TTLs min %v max %v", get(dc2, "MinTTL"), get(dc2, "MaxTTL"))
 	}
+	if !strings.Contains(tier1api.DrawnCacheControl, fmt.Sprintf("max-age=%d,", DrawMaxTTL)) {
+		t.Errorf("DrawMaxTTL %d is not the drawn documents' max-age (%s)", DrawMaxTTL, tier1api.DrawnCacheControl)
+	}
 	dkey := get(dc2, "ParametersInCacheKeyAndForwardedToOrigin")
 	if get(dkey, "CookiesConfig", "CookieBehavior") != "none" || get(dkey, "HeadersConfig", "HeaderBehavior") != "none" || get(dkey, "QueryStringsConfig", "QueryStringBehavior") != "none" {
 		t.Errorf("draw cache key %s", js(dkey))

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/vwr-go/vwr/internal/cfntemplate"
 )
 
 // The tests synthesise the app once, in a region other than us-east-1 so
@@ -111,23 +113,7 @@ func get(v any, path ...any) any {
 	if c, ok := v.(cfn); ok {
 		v = map[string]any(c)
 	}
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil
-			}
-			v = m[k]
-		case int:
-			a, ok := v.([]any)
-			if !ok || k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
+	return cfntemplate.Get(v, path...)
 }
 
 func js(v any) string {
