@@ -49,21 +49,11 @@ type scanAPI interface {
 
 // QueueSettingsVersion reads the version item (strongly consistent).
 func (s *Store) QueueSettingsVersion(ctx context.Context) (int64, error) {
-	key, err := attributevalue.MarshalMap(queueVersionKey())
-	if err != nil {
-		return 0, fmt.Errorf("dynamostore: queue settings version: %w", err)
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.cfg.EventsTable), Key: key, ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return 0, wrap("queue settings version", err)
-	}
 	var v struct {
 		V int64 `dynamodbav:"v"`
 	}
-	if err := attributevalue.UnmarshalMap(out.Item, &v); err != nil {
-		return 0, fmt.Errorf("dynamostore: queue settings version: %w", err)
+	if _, err := s.readItem(ctx, s.cfg.EventsTable, queueVersionKey(), "queue settings version", &v); err != nil {
+		return 0, err
 	}
 	return v.V, nil
 }
@@ -165,19 +155,9 @@ func (s *Store) PutQueueSettings(ctx context.Context, eventID string, es queue.E
 
 // queueSettingsOf reads one event's settings item (strongly consistent).
 func (s *Store) queueSettingsOf(ctx context.Context, eventID string) (queue.EventSettings, error) {
-	key, err := attributevalue.MarshalMap(queueKey(eventID))
-	if err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: queue settings %s: %w", eventID, err)
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.cfg.EventsTable), Key: key, ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return queue.EventSettings{}, wrap("queue settings "+eventID, err)
-	}
 	var it queueItem
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: queue settings %s: %w", eventID, err)
+	if _, err := s.readItem(ctx, s.cfg.EventsTable, queueKey(eventID), "queue settings "+eventID, &it); err != nil {
+		return queue.EventSettings{}, err
 	}
 	return it.settings(), nil
 }

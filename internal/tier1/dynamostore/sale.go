@@ -171,18 +171,10 @@ func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
 
 // Sale reads the sale item strongly consistently.
 func (s *Store) Sale(ctx context.Context, eventID string) (tier1.SaleState, bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.cfg.EventsTable), Key: s.key(saleKey(eventID)), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return tier1.SaleState{}, false, wrap("read sale "+eventID, err)
-	}
-	if len(out.Item) == 0 {
-		return tier1.SaleState{}, false, nil
-	}
 	var it saleItem
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return tier1.SaleState{}, false, fmt.Errorf("dynamostore: decode sale %s: %w", eventID, err)
+	found, err := s.readItem(ctx, s.cfg.EventsTable, s.key(saleKey(eventID)), "sale "+eventID, &it)
+	if err != nil || !found {
+		return tier1.SaleState{}, false, err
 	}
 	st := tier1.SaleState{
 		Schedule: tier1.Schedule{
@@ -327,22 +319,10 @@ func (s *Store) flipTicket(ctx context.Context, eventID, requestID, to string) (
 }
 
 func (s *Store) tidem(ctx context.Context, eventID, key string) (tier1.Ticket, bool, error) {
-	k, err := attributevalue.MarshalMap(recordKey{RequestID: tidemID(eventID, key)})
-	if err != nil {
-		return tier1.Ticket{}, false, err
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.cfg.PositionsTable), Key: k, ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return tier1.Ticket{}, false, wrap("read idempotency key "+eventID, err)
-	}
-	if len(out.Item) == 0 {
-		return tier1.Ticket{}, false, nil
-	}
 	var rec tidemRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return tier1.Ticket{}, false, fmt.Errorf("dynamostore: decode idempotency key %s: %w", eventID, err)
+	found, err := s.readItem(ctx, s.cfg.PositionsTable, recordKey{RequestID: tidemID(eventID, key)}, "idempotency key "+eventID, &rec)
+	if err != nil || !found {
+		return tier1.Ticket{}, false, err
 	}
 	tk := tier1.Ticket{EventID: eventID, RequestID: rec.Target, CreatedAt: clock.FromUnixMilli(rec.CreatedAt)}
 	if err := copyHash(&tk.Hash, rec.H); err != nil {
@@ -365,18 +345,13 @@ func (s *Store) Ticket(ctx context.Context, eventID, requestID string) (tier1.Ti
 }
 
 func (s *Store) readTicket(ctx context.Context, eventID, requestID string) (tier1.Ticket, string, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.cfg.EventsTable), Key: s.key(ticketKey(eventID, requestID)), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return tier1.Ticket{}, "", wrap("read ticket "+eventID, err)
-	}
-	if len(out.Item) == 0 {
-		return tier1.Ticket{}, "", tier1.ErrNotFound
-	}
 	var it ticketItem
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return tier1.Ticket{}, "", fmt.Errorf("dynamostore: decode ticket %s: %w", eventID, err)
+	found, err := s.readItem(ctx, s.cfg.EventsTable, s.key(ticketKey(eventID, requestID)), "ticket "+eventID, &it)
+	if err != nil {
+		return tier1.Ticket{}, "", err
+	}
+	if !found {
+		return tier1.Ticket{}, "", tier1.ErrNotFound
 	}
 	tk := tier1.Ticket{EventID: eventID, RequestID: requestID, CreatedAt: clock.FromUnixMilli(it.CreatedAt)}
 	if err := copyHash(&tk.Hash, it.H); err != nil {

@@ -140,6 +140,29 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("dynamostore: %s: %w", op, err)
 }
 
+// readItem reads one item of table strongly consistently into out; found
+// is false (and out untouched) when there is none. key is an attribute map
+// or a struct that marshals to one; what names the item in errors.
+func (s *Store) readItem(ctx context.Context, table string, key any, what string, out any) (found bool, err error) {
+	k, ok := key.(map[string]types.AttributeValue)
+	if !ok {
+		if k, err = attributevalue.MarshalMap(key); err != nil {
+			return false, fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+	}
+	res, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, wrap("read "+what, err)
+	}
+	if len(res.Item) == 0 {
+		return false, nil
+	}
+	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+		return false, fmt.Errorf("dynamostore: decode %s: %w", what, err)
+	}
+	return true, nil
+}
+
 func conditionFailed(err error) bool {
 	var ccf *types.ConditionalCheckFailedException
 	return errors.As(err, &ccf)
@@ -301,22 +324,8 @@ func (s *Store) putPosition(ctx context.Context, pos tier1.Position, expires tim
 // record reads a positions-table item strongly consistently; found is false
 // when there is none.
 func (s *Store) record(ctx context.Context, requestID string) (rec positionRecord, found bool, err error) {
-	key, err := attributevalue.MarshalMap(recordKey{RequestID: requestID})
-	if err != nil {
-		return rec, false, err
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.cfg.PositionsTable),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil || len(out.Item) == 0 {
-		return rec, false, err
-	}
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return rec, false, fmt.Errorf("decode %s: %w", requestID, err)
-	}
-	return rec, true, nil
+	found, err = s.readItem(ctx, s.cfg.PositionsTable, recordKey{RequestID: requestID}, "position "+requestID, &rec)
+	return rec, found, err
 }
 
 func (s *Store) idem(ctx context.Context, eventID, key string) (tier1.Position, bool, error) {
@@ -386,21 +395,9 @@ func (s *Store) Advance(ctx context.Context, a tier1.AdvanceWrite) error {
 
 // ActiveEvents reads the registry item.
 func (s *Store) ActiveEvents(ctx context.Context) ([]string, error) {
-	key, err := attributevalue.MarshalMap(registryKey())
-	if err != nil {
-		return nil, fmt.Errorf("dynamostore: active events: %w", err)
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.cfg.EventsTable),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, wrap("active events", err)
-	}
 	var reg registryItem
-	if err := attributevalue.UnmarshalMap(out.Item, &reg); err != nil {
-		return nil, fmt.Errorf("dynamostore: active events: decode registry: %w", err)
+	if _, err := s.readItem(ctx, s.cfg.EventsTable, registryKey(), "active events", &reg); err != nil {
+		return nil, err
 	}
 	sort.Strings(reg.IDs)
 	return reg.IDs, nil
