@@ -833,6 +833,49 @@ func TestUnclaimedUserFindsTheLossItself(t *testing.T) {
 	}
 }
 
+// TestAnotherInstanceFindsTheLoss: instance 1's worker lets p1 in; after
+// the loss, instance 2 is the one to find it, and p1's page polls instance
+// 2, which knows nothing of p1's admission. Instance 1's loss watch reads
+// the new epoch and puts p1 back, so p1's next poll finds it active.
+func TestAnotherInstanceFindsTheLoss(t *testing.T) {
+	t.Parallel()
+	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 6}, queue.Config{Threshold: 1})
+	other := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1})
+	check2 := func(uid string, pos int64) queue.View {
+		t.Helper()
+		v, err := other.Check(b.ctx, b.ev, queue.Identity{UserID: uid, Position: pos})
+		if err != nil {
+			t.Fatalf("instance 2 Check(%s): %v", uid, err)
+		}
+		return v
+	}
+	b.check(t, "x", 0)
+	b.check(t, "p1", 1)
+	check2("z", 5) // instance 2 has seen the epoch too
+	b.leave(t, "x")
+	w1 := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.admitOnce(t, w1, 1)
+	slot := b.clk.Now().Add(queue.DefaultActiveTTL)
+	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := check2("z", 5); v.RecoveringUntil.IsZero() {
+		t.Fatalf("z on instance 2 after the flush: %+v, want a recovery window", v)
+	}
+	if v := check2("p1", 1); v.Status != queue.StatusQueued {
+		t.Fatalf("p1 on instance 2 before instance 1 noticed: %+v", v)
+	}
+	if n, err := w1.WatchLossesOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("WatchLossesOnce = %d, %v; want p1 put back", n, err)
+	}
+	if v := check2("p1", 1); v.Status != queue.StatusActive || !v.ExpiresAt.Equal(slot) {
+		t.Fatalf("p1 on instance 2 after instance 1's watch: %+v, want active until %v", v, slot)
+	}
+	if n, err := w1.WatchLossesOnce(b.ctx); err != nil || n != 0 {
+		t.Fatalf("second watch = %d, %v; want nothing more", n, err)
+	}
+}
+
 // TestConcurrentChecksAndWorkers has users join concurrently while two
 // workers run and the clock moves: a sampler never sees more active users
 // than the threshold, and every user is admitted exactly once.

@@ -45,6 +45,9 @@ type Store interface {
 	// Retire drops an event whose line and active set are empty from the
 	// active events, without ever losing an event that someone joins meanwhile.
 	Retire(ctx context.Context, eventID string) (bool, error)
+	// EpochOf reads the event's epoch id ("" when there is none) and
+	// starts nothing.
+	EpochOf(ctx context.Context, eventID string) (string, error)
 	// Restore puts users admitted before a loss of the event's state back
 	// into the active set with their slot ends (and out of the line, which
 	// they may have joined again meanwhile). It does so only while the

@@ -89,6 +89,19 @@ func (u *unclaimed) pending(eventID string, now time.Time) []Restored {
 	return out
 }
 
+// eventIDs lists the events with unclaimed admissions.
+func (u *unclaimed) eventIDs() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []string
+	for ev, l := range u.events {
+		if len(l.live) > 0 {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // sweep drops every event's admissions older than the horizon, and the
 // events left with none, so that quiet events cost no memory.
 func (u *unclaimed) sweep(now time.Time) {

@@ -27,6 +27,12 @@ const (
 	DefaultWorkerParallelism    = 16
 )
 
+// LossWatchInterval is how often a worker reads the epoch of each event for
+// which its instance holds unclaimed admissions: another instance may find
+// a loss first, and this one must put its admissions back before their
+// owners poll (see unclaimed), not only at its own next step.
+const LossWatchInterval = 200 * time.Millisecond
+
 // LockTTL bounds how long one worker may hold an event's admission lock; a
 // worker that dies mid-pass blocks the event for at most this long.
 const LockTTL = 4 * time.Second
@@ -65,17 +71,23 @@ func NewWorker(svc *Service, cfg WorkerConfig, log *slog.Logger) *Worker {
 	return &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log}
 }
 
-// Run admits every AdmissionInterval and cleans up every StaleCleanupInterval
-// until ctx is done.
+// Run admits every AdmissionInterval, cleans up every StaleCleanupInterval
+// and watches for losses every LossWatchInterval until ctx is done.
 func (w *Worker) Run(ctx context.Context) {
 	admit := time.NewTicker(w.cfg.AdmissionInterval)
 	defer admit.Stop()
 	cleanup := time.NewTicker(w.cfg.StaleCleanupInterval)
 	defer cleanup.Stop()
+	watch := time.NewTicker(LossWatchInterval)
+	defer watch.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-watch.C:
+			if n, err := w.WatchLossesOnce(ctx); err != nil && ctx.Err() == nil {
+				w.log.Warn("loss watch failed", "restored", n, "err", err)
+			}
 		case <-admit.C:
 			if n, err := w.AdmitOnce(ctx); err != nil && ctx.Err() == nil {
 				w.log.Error("admission pass failed", "admitted", n, "err", err)
@@ -88,6 +100,24 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// WatchLossesOnce reads the epoch of every event for which this instance
+// holds unclaimed admissions, and on a loss puts them back (Service.sawEpoch);
+// it returns how many it put back.
+func (w *Worker) WatchLossesOnce(ctx context.Context) (int, error) {
+	s := w.svc
+	var n int
+	var errs []error
+	for _, ev := range s.unclaimed.eventIDs() {
+		id, err := s.store.EpochOf(ctx, ev)
+		if err != nil {
+			errs = append(errs, unavailable("epoch", ev, err))
+			continue
+		}
+		n += len(s.sawEpoch(ctx, ev, EpochState{ID: id}))
+	}
+	return n, errors.Join(errs...)
 }
 
 func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {

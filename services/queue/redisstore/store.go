@@ -349,6 +349,18 @@ func (s *Store) CleanupStale(ctx context.Context, eventID string, now time.Time,
 	}
 }
 
+// EpochOf is HGET {E}:epoch id.
+func (s *Store) EpochOf(ctx context.Context, eventID string) (string, error) {
+	id, err := s.rdb.HGet(ctx, s.k.epoch(eventID), "id").Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", wrap("epoch", eventID, err)
+	}
+	return id, nil
+}
+
 // restoreChunk bounds the users one restore.lua call carries.
 const restoreChunk = 500
 
