@@ -117,8 +117,9 @@ type Snapshot struct {
 	Threshold          int64
 	AdmittedLastMinute int64
 	// RateSince is the first admission among those counted in
-	// AdmittedLastMinute (zero when there is none): the rate is measured
-	// from then, not over the whole window, while the sale is younger.
+	// AdmittedLastMinute (zero when there is none, and in answers for
+	// active users): the rate is measured from then, not over the whole
+	// window, while the sale is younger.
 	RateSince time.Time
 	ExpiresAt time.Time // when active
 	Epoch     EpochState

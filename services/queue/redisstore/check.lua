@@ -33,7 +33,7 @@
 -- queue size, active count, threshold, admissions in window, expiry ms (0
 -- when queued), relist (the retired tombstone's token, or "" when there is
 -- none), epoch id, recovering until ms, first admission in the rate window
--- ms or 0}. With a token the caller must SADD the event to the active set
+-- ms (queued replies only) or 0}. With a token the caller must SADD the event to the active set
 -- again and then clear the tombstone with release.lua. The tombstone stays
 -- until then, so every check that runs before the event is listed again
 -- relists it itself.

@@ -115,8 +115,11 @@ end
 -- view is the reply every user-facing script returns:
 -- {status, activated, rank, queue size, active count, threshold,
 --  admitted in window, expires ms, relist token or "", epoch id or "",
---  recovering until ms, first admission in window ms or 0}.
+--  recovering until ms, first admission in window ms or 0}. Only a queued
+-- user's estimate needs the first admission, so other replies skip it.
 local function view(status, activated, rank, keys, th, since, expires, relist, eid, untl)
+  local first = 0
+  if status == 'queued' then first = first_admission_since(keys[5], since) end
   return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
-    th, admitted_since(keys[5], since), expires, relist, eid, untl, first_admission_since(keys[5], since)}
+    th, admitted_since(keys[5], since), expires, relist, eid, untl, first}
 end
