@@ -128,7 +128,8 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 		}
 	}
 
-	rep.Inversions = Inversions{Tier1: tier1Inversions(vs), Tier2: tier2Inversions(vs)}
+	passed := r.passedOver(vs)
+	rep.Inversions = Inversions{Tier1: tier1Inversions(vs), Tier2: int64(len(passed))}
 	rep.MaxActive, rep.OverAdmissions = activeHolders(vs, end, r.cfg.Threshold)
 	rep.WaitEstimateError = waitError(w2)
 	t1 := waitError(w1)
@@ -160,11 +161,7 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	for i, f := range rc.failures {
 		fails[i] = Failure{T: r.since(f.at), Endpoint: f.endpoint, Status: f.status}
 	}
-	res := &Result{Report: rep, Samples: append([]Sample{}, r.samples...), Visits: visits, Failures: fails}
-	if rep.Inversions.Tier2 > 0 {
-		res.PassedOver = r.passedOver(vs)
-	}
-	return res
+	return &Result{Report: rep, Samples: append([]Sample{}, r.samples...), Visits: visits, Failures: fails, PassedOver: passed}
 }
 
 // faultRecovery fills each fault's error count and recovery time: the
@@ -255,81 +252,67 @@ func tier1Inversions(vs []*visitor) int64 {
 	return n
 }
 
-// tier2Inversions counts visitors passed over at Tier 2, where the line is
-// ordered by Tier 1 position: A was already queued (its first queued answer
-// arrived) before B was last seen queued — or before B's first check, for a
-// direct entry — B is behind A, B became active, and A was still told
-// "queued" by a check sent after B's active answer arrived.
-func tier2Inversions(vs []*visitor) int64 {
-	type e struct {
-		pos                    int64
-		joined                 time.Time // first queued answer received (zero: never queued)
-		activatedAfter         time.Time // B was still waiting when it sent this
-		activeRecv, lastQueued time.Time
-	}
-	var es []e
+// tier2Inversions counts visitors passed over at Tier 2 (tier2PassedOver).
+func tier2Inversions(vs []*visitor) int64 { return int64(len(tier2PassedOver(vs))) }
+
+// passing is one visitor passed over (a) and the first visitor behind it
+// let in ahead of it (b).
+type passing struct{ a, b *visitor }
+
+// tier2PassedOver finds the visitors passed over at Tier 2, where the line
+// is ordered by Tier 1 position: A was already queued (its first queued
+// answer arrived) before B was last seen queued — or before B's first check,
+// for a direct entry — B is behind A, B became active, and A was still told
+// "queued" by a check sent after B's active answer arrived. With each it
+// names the B whose active answer came first.
+func tier2PassedOver(vs []*visitor) []passing {
+	var es []*visitor
 	for _, v := range vs {
 		if v.passThrough || v.position <= 0 || v.t2FirstSent.IsZero() {
 			continue
 		}
-		es = append(es, e{v.position, v.t2FirstQueued, v.tier2After(), v.activeRecv, v.t2LastQueued})
+		es = append(es, v)
 	}
 	// Walking from the back of the line, the admitted visitors behind A sit
 	// in a Fenwick tree keyed by the rank of "after" (descending), holding
 	// the earliest active answer: A is passed over if some B with after >
 	// A.joined answered active before A's last queued check was sent.
-	sort.Slice(es, func(i, j int) bool { return es[i].pos < es[j].pos })
+	sort.Slice(es, func(i, j int) bool { return es[i].position < es[j].position })
 	afters := make([]time.Time, 0, len(es))
 	for _, x := range es {
-		afters = append(afters, x.activatedAfter)
+		afters = append(afters, x.tier2After())
 	}
 	sort.Slice(afters, func(i, j int) bool { return afters[i].After(afters[j]) }) // descending
 	rank := func(t time.Time) int {                                               // count of afters strictly later than t
 		return sort.Search(len(afters), func(i int) bool { return !afters[i].After(t) })
 	}
 	fw := newMinFenwick(len(afters))
-	var n int64
+	var out []passing
 	for i := len(es) - 1; i >= 0; i-- {
 		a := es[i]
-		if !a.joined.IsZero() && !a.lastQueued.IsZero() {
-			if first, ok := fw.prefixMin(rank(a.joined)); ok && a.lastQueued.After(first) {
-				n++
+		if !a.t2FirstQueued.IsZero() && !a.t2LastQueued.IsZero() {
+			if b := fw.prefixMin(rank(a.t2FirstQueued)); b != nil && a.t2LastQueued.After(b.activeRecv) {
+				out = append(out, passing{a, b})
 			}
 		}
 		if !a.activeRecv.IsZero() {
-			fw.update(rank(a.activatedAfter)+1, a.activeRecv) // position among afters ≥ its own
+			fw.update(rank(a.tier2After())+1, a) // position among afters ≥ its own
 		}
 	}
-	return n
+	return out
 }
 
-// passedOver names, for each visitor tier2Inversions counts, the first
-// visitor behind it let in ahead of it. Quadratic: it runs only when there
-// are inversions to explain.
+// passedOver explains each Tier 2 inversion for passed-over.csv.
 func (r *run) passedOver(vs []*visitor) []PassedOver {
 	var out []PassedOver
-	for _, a := range vs {
-		if a.passThrough || a.position <= 0 || a.t2FirstQueued.IsZero() || a.t2LastQueued.IsZero() {
-			continue
-		}
-		var first *visitor
-		for _, b := range vs {
-			if b.passThrough || b.position <= a.position || b.activeRecv.IsZero() || b.t2FirstSent.IsZero() {
-				continue
-			}
-			if b.tier2After().After(a.t2FirstQueued) && a.t2LastQueued.After(b.activeRecv) &&
-				(first == nil || b.activeRecv.Before(first.activeRecv)) {
-				first = b
-			}
-		}
-		if first != nil {
-			out = append(out, PassedOver{
-				APosition: a.position, BPosition: first.position,
-				AJoined: r.since(a.t2FirstQueued), ALastQueued: r.since(a.t2LastQueued),
-				BAfter: r.since(first.tier2After()), BActive: r.since(first.activeRecv),
-				BDirect: first.direct, AInstance: a.tier2, BInstance: first.tier2,
-			})
-		}
+	for _, p := range tier2PassedOver(vs) {
+		a, b := p.a, p.b
+		out = append(out, PassedOver{
+			APosition: a.position, BPosition: b.position,
+			AJoined: r.since(a.t2FirstQueued), ALastQueued: r.since(a.t2LastQueued),
+			BAfter: r.since(b.tier2After()), BActive: r.since(b.activeRecv),
+			BDirect: b.direct, AInstance: a.tier2, BInstance: b.tier2,
+		})
 	}
 	return out
 }
@@ -343,29 +326,31 @@ func (v *visitor) tier2After() time.Time {
 	return v.t2LastQueued
 }
 
-// minFenwick answers "earliest time among the first k slots" with updates.
-type minFenwick struct{ t []time.Time }
+// minFenwick answers "the visitor with the earliest active answer among the
+// first k slots" with updates.
+type minFenwick struct{ t []*visitor }
 
-func newMinFenwick(n int) *minFenwick { return &minFenwick{t: make([]time.Time, n+1)} }
+func newMinFenwick(n int) *minFenwick { return &minFenwick{t: make([]*visitor, n+1)} }
 
-// update sets slot i (1-based) to min(slot, x).
-func (f *minFenwick) update(i int, x time.Time) {
+// update puts v into slot i (1-based) if its active answer came earlier.
+func (f *minFenwick) update(i int, v *visitor) {
 	for ; i < len(f.t); i += i & -i {
-		if f.t[i].IsZero() || x.Before(f.t[i]) {
-			f.t[i] = x
+		if f.t[i] == nil || v.activeRecv.Before(f.t[i].activeRecv) {
+			f.t[i] = v
 		}
 	}
 }
 
-// prefixMin is the earliest time in slots 1..k.
-func (f *minFenwick) prefixMin(k int) (time.Time, bool) {
-	var m time.Time
+// prefixMin is the visitor with the earliest active answer in slots 1..k,
+// or nil.
+func (f *minFenwick) prefixMin(k int) *visitor {
+	var m *visitor
 	for i := min(k, len(f.t)-1); i > 0; i -= i & -i {
-		if !f.t[i].IsZero() && (m.IsZero() || f.t[i].Before(m)) {
+		if f.t[i] != nil && (m == nil || f.t[i].activeRecv.Before(m.activeRecv)) {
 			m = f.t[i]
 		}
 	}
-	return m, !m.IsZero()
+	return m
 }
 
 // activeHolders sweeps the intervals in which each visitor certainly held an
