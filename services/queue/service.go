@@ -214,8 +214,12 @@ func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []
 		return nil
 	}
 	known, _ := s.epochs.Load(eventID)
+	k, _ := known.(string)
+	if k == e.ID {
+		return nil // the common case: nothing to write
+	}
 	var users []Restored
-	if k, _ := known.(string); k != "" && k != e.ID {
+	if k != "" {
 		now := s.clk.Now()
 		if users = s.unclaimed.pending(eventID, now); len(users) > 0 {
 			start := time.Now()
