@@ -319,7 +319,8 @@ func (s *Store) Retire(ctx context.Context, eventID string) (bool, error) {
 }
 
 // sweepPage is how many waiters one cleanup.lua call examines: a page of
-// the full sweep, a few milliseconds of the event's node.
+// the full sweep, so that no call holds the event's node for long
+// (docs/tier2-store.md, "Cost of a sweep").
 const sweepPage = 2000
 
 // CleanupStale sweeps the whole line, a page at a time (cleanup.lua), and
