@@ -70,6 +70,23 @@ const (
 	AssignPrefix = "/vwr-api/vwr/assign/"
 )
 
+// pathOnlyCache is a cache policy keyed on the path alone (no cookies,
+// headers or query strings), kept as long as the origin's Cache-Control
+// says within minTTL…maxTTL seconds (minTTL when it says nothing).
+func pathOnlyCache(stack awscdk.Stack, id, comment string, minTTL, maxTTL float64) awscloudfront.CachePolicy {
+	return awscloudfront.NewCachePolicy(stack, jsii.String(id), &awscloudfront.CachePolicyProps{
+		Comment:                    jsii.String(comment),
+		MinTtl:                     awscdk.Duration_Seconds(jsii.Number(minTTL)),
+		DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(minTTL)),
+		MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(maxTTL)),
+		CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
+		HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
+		QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_None(),
+		EnableAcceptEncodingGzip:   jsii.Bool(true),
+		EnableAcceptEncodingBrotli: jsii.Bool(true),
+	})
+}
+
 // NewFrontDoorStack builds the stack.
 func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorStackProps) *FrontDoorStack {
 	sp := props.StackProps
@@ -165,30 +182,10 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 
 	// The status document is the same for every visitor of an event: keyed
 	// on the path alone, kept as long as the origin says (1 s), 1–5 s.
-	s.StatusCache = awscloudfront.NewCachePolicy(stack, jsii.String("StatusCache"), &awscloudfront.CachePolicyProps{
-		Comment:                    jsii.String("vwr status: path-only key, TTL from Cache-Control within 1-5 s"),
-		MinTtl:                     awscdk.Duration_Seconds(jsii.Number(StatusMinTTL)),
-		DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(StatusMinTTL)),
-		MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(StatusMaxTTL)),
-		CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
-		HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
-		QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_None(),
-		EnableAcceptEncodingGzip:   jsii.Bool(true),
-		EnableAcceptEncodingBrotli: jsii.Bool(true),
-	})
+	s.StatusCache = pathOnlyCache(stack, "StatusCache", "vwr status: path-only key, TTL from Cache-Control within 1-5 s", StatusMinTTL, StatusMaxTTL)
 	// The draw's documents are the same for everyone and, once drawn, never
 	// change: keyed on the path alone, kept as long as the origin says.
-	s.DrawCache = awscloudfront.NewCachePolicy(stack, jsii.String("DrawCache"), &awscloudfront.CachePolicyProps{
-		Comment:                    jsii.String("vwr draw: path-only key, TTL from Cache-Control (1 s while drawing, a year once drawn)"),
-		MinTtl:                     awscdk.Duration_Seconds(jsii.Number(DrawMinTTL)),
-		DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(DrawMinTTL)),
-		MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(DrawMaxTTL)),
-		CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
-		HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
-		QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_None(),
-		EnableAcceptEncodingGzip:   jsii.Bool(true),
-		EnableAcceptEncodingBrotli: jsii.Bool(true),
-	})
+	s.DrawCache = pathOnlyCache(stack, "DrawCache", "vwr draw: path-only key, TTL from Cache-Control (1 s while drawing, a year once drawn)", DrawMinTTL, DrawMaxTTL)
 	// assign and check: never cached; the pass cookie and Idempotency-Key
 	// reach the API (not Host: API Gateway routes on its own).
 	apiForward := awscloudfront.NewOriginRequestPolicy(stack, jsii.String("ApiForward"), &awscloudfront.OriginRequestPolicyProps{
