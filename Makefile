@@ -3,6 +3,7 @@
 SHELL := /bin/bash
 
 GO        ?= go
+PORT      ?= 8080
 VENV      := .venv
 PY        := python3
 LAMBDAS   := $(notdir $(wildcard lambdas/*))
@@ -14,8 +15,8 @@ export GOFLAGS ?= -mod=readonly
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
-run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080)
-	$(GO) run ./cmd/vwr local -demo
+run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080; `make run PORT=9090` for another port)
+	$(GO) run ./cmd/vwr local -demo -addr 127.0.0.1:$(PORT)
 
 test: testenv lint validate lambdas sam-build synth infra-test edge-test gotest e2e ## install test backends, then run every test
 	@echo "make test: all green"
@@ -97,7 +98,7 @@ deploy: deploy-preflight lambdas $(INFRA_STAMP) ## deploy every stack with CDK (
 	$(CDK) deploy --all --parameters VwrTier2:QueueImageUri=$(QUEUE_IMAGE)
 
 deploy-preflight:
-	@test -n "$(QUEUE_IMAGE)" || { echo "deploy: set QUEUE_IMAGE to the pushed services/queue/Dockerfile image (README, Deploy)" >&2; exit 1; }
+	@test -n "$(QUEUE_IMAGE)" || { echo "deploy: set QUEUE_IMAGE to the pushed services/queue/Dockerfile image (docs/deploy.md)" >&2; exit 1; }
 
 build: ## build the vwr CLI and the Tier 2 queue binary into bin/
 	$(GO) build -o bin/vwr ./cmd/vwr

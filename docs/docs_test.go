@@ -1,5 +1,7 @@
-// Package docs holds vwr's documentation; its test keeps the README's single
-// configuration table in step with the environment variables the code reads.
+// Package docs holds vwr's documentation. Its tests keep the single
+// configuration table (configuration.md) in step with the environment
+// variables the code reads, and every relative link in the README and the
+// docs pointing at something that exists.
 package docs
 
 import (
@@ -18,10 +20,10 @@ import (
 )
 
 // sdkVars are read by the AWS SDK's own configuration chain, never by vwr's
-// code; the README documents them because operators set them.
+// code; the table documents them because operators set them.
 var sdkVars = map[string]bool{"AWS_ENDPOINT_URL": true, "AWS_REGION": true}
 
-// testOnly are read by internal/testenv only; the README names them in prose.
+// testOnly are read by internal/testenv only; testing.md names them in prose.
 var testOnly = []string{"VWR_REDIS_SERVER", "VWR_REDIS_CLI", "VWR_MOTO_SERVER"}
 
 // envVars returns every variable named by an `env:"…"` struct tag (the one
@@ -76,10 +78,17 @@ func envVars(t *testing.T, root string) map[string]string {
 	return read
 }
 
-func TestREADMEDocumentsEveryEnvVar(t *testing.T) {
+// configTable is the one place every variable is documented.
+const configTable = "configuration.md"
+
+func TestConfigurationTableDocumentsEveryEnvVar(t *testing.T) {
 	t.Parallel()
 	root := ".."
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	table, err := os.ReadFile(configTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testingDoc, err := os.ReadFile("testing.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,24 +102,32 @@ func TestREADMEDocumentsEveryEnvVar(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !strings.Contains(string(readme), "| `"+n+"` |") {
-			t.Errorf("README's configuration table has no row for %s (read in %s)", n, read[n])
+		if !strings.Contains(string(table), "| `"+n+"` |") {
+			t.Errorf("docs/%s has no row for %s (read in %s)", configTable, n, read[n])
 		}
 	}
 	for n := range sdkVars {
-		if !strings.Contains(string(readme), "| `"+n+"` |") {
-			t.Errorf("README's configuration table has no row for %s (read by the AWS SDK)", n)
+		if !strings.Contains(string(table), "| `"+n+"` |") {
+			t.Errorf("docs/%s has no row for %s (read by the AWS SDK)", configTable, n)
 		}
 	}
 	for _, n := range testOnly {
-		if !strings.Contains(string(readme), "`"+n+"`") {
-			t.Errorf("README does not mention test-only variable %s", n)
+		if !strings.Contains(string(testingDoc), "`"+n+"`") {
+			t.Errorf("docs/testing.md does not mention test-only variable %s", n)
 		}
 	}
 	// And no row for a variable nothing reads.
-	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z][A-Z0-9_]+)` \\|").FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z][A-Z0-9_]+)` \\|").FindAllStringSubmatch(string(table), -1) {
 		if _, ok := read[m[1]]; !ok && !sdkVars[m[1]] {
-			t.Errorf("README documents %s, which no code reads", m[1])
+			t.Errorf("docs/%s documents %s, which no code reads", configTable, m[1])
 		}
+	}
+	// The README points at the table, so a reader finds it from the front page.
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "](docs/"+configTable+")") {
+		t.Errorf("README.md does not link docs/%s", configTable)
 	}
 }

@@ -22,7 +22,7 @@ type SecretReader interface {
 // once per cold start and the Function keeps the ring, so a warm invocation
 // makes no Secrets Manager call; a rotation reaches each instance at its next
 // cold start, which is why the retiring kid keeps verifying for a while
-// (README, key rotation). sm may be nil: the SDK's default chain builds one.
+// (docs/deploy.md, key rotation). sm may be nil: the SDK's default chain builds one.
 func LoadKeyRing(ctx context.Context, c Config, mints Passes, sm SecretReader) (*token.KeyRing, error) {
 	if c.TokenKeysSecretARN == "" {
 		return c.KeyRing(mints)
