@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -20,167 +21,334 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/vwr-go/vwr/internal/envconf"
+	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/tier1"
 )
 
-// `vwr admin` drives the Tier 1 admin API of `vwr local` (bearer token) or
-// of a deployed stack (SigV4-signed, since the routes use AWS_IAM there).
+// `vwr admin` operates an event on both tiers through one base URL: the
+// site's (vwr local's address, or the CDN domain in front of a deployment).
+// Tier 1's admin API sits under /vwr-api there, Tier 2's under
+// /api/queue/admin. Tier 1 takes a bearer token locally and SigV4 on AWS
+// (its routes use AWS_IAM there); Tier 2 always takes a bearer token.
 
 func init() {
 	register(&command{
 		name:    "admin",
-		summary: "operate an event: Tier 1 activate, deactivate, pause, resume, advance, status, schedule; Tier 2 stats, threshold",
+		summary: "operate an event on both tiers: activate, schedule, threshold, status, stats, …",
 		run:     runAdmin,
 	})
 }
 
-// adminActions maps each action to its HTTP method.
-var adminActions = map[string]string{
-	"activate":   http.MethodPost,
-	"deactivate": http.MethodPost,
-	"pause":      http.MethodPost,
-	"resume":     http.MethodPost,
-	"advance":    http.MethodPost,
-	"status":     http.MethodGet,
-	"schedule":   http.MethodPost,
+// adminEnv is what `vwr admin` reads from the environment.
+type adminEnv struct {
+	// URL is the site's base URL, for both tiers.
+	URL string `env:"VWR_URL"`
+	// Tier1URL overrides where Tier 1's admin API is: a deployment's
+	// ApiUrl, which SigV4 signatures must be sent to directly.
+	Tier1URL string `env:"VWR_TIER1_URL"`
+	// Token is the admin token of both tiers; QueueToken, when set,
+	// overrides it for Tier 2.
+	Token      string `env:"VWR_ADMIN_TOKEN"`
+	QueueToken string `env:"QUEUE_ADMIN_TOKEN"`
 }
 
-const adminUsage = `usage: vwr admin <activate|deactivate|pause|resume|advance|status|schedule> -event ID [flags]
+// defaultAdminURL is vwr local's default address.
+const defaultAdminURL = "http://127.0.0.1:8080"
 
-  activate   -shards N -batch N   turn the event's line on (0 = server default: 1 shard, 500 per tick)
-  deactivate                      let everyone through (pass-through)
-  pause / resume                  stop / restart the advancer for the event
-  advance    -by N                raise the serving counter by N at once
-  status                          settings, serving counter and per-shard counters
-  schedule   -opens T [-prequeue-from T]
-                                  open an inactive event at T (RFC 3339, e.g. 2026-12-01T10:00:00Z)
-                                  with a pre-queue until then, drawn by a public beacon (docs/draw.md)
+// adminAction is one `vwr admin` action.
+type adminAction struct {
+	name    string
+	tier    int // 1: /vwr-api/vwr/admin/{name}/{event}; 2: /api/queue/admin/{name}/{event}
+	method  string
+	args    string // the action's own flags, for the overview
+	summary string
+	// flags declares the action's own flags on fs and returns what builds
+	// the request body from them after parsing (nil body: none). A build
+	// error is a usage error and should name the flag.
+	flags func(fs *flag.FlagSet) func() (any, error)
+}
 
-Auth: Authorization: Bearer $VWR_ADMIN_TOKEN (default "local-admin" for a
-loopback -url, matching vwr local), or -auth sigv4 (automatic for
-*.amazonaws.com) to sign with your AWS credentials for the AWS_IAM routes.
-`
+var adminActions = map[string]*adminAction{}
+
+// registerAdmin adds an action; a duplicate name is a wiring bug.
+func registerAdmin(a *adminAction) {
+	if _, dup := adminActions[a.name]; dup {
+		panic("vwr admin: action " + a.name + " registered twice")
+	}
+	adminActions[a.name] = a
+}
+
+func noFlags(*flag.FlagSet) func() (any, error) { return func() (any, error) { return nil, nil } }
+
+func init() {
+	registerAdmin(&adminAction{name: "activate", tier: 1, method: http.MethodPost, args: "[-shards N] [-batch N]",
+		summary: "turn the event's line on (0 = server default: 1 shard, 500 per tick)",
+		flags: func(fs *flag.FlagSet) func() (any, error) {
+			shards := fs.Int("shards", 0, "counter shards (1-64; fixed once positions are handed out; 0 = server default)")
+			batch := fs.Int64("batch", 0, "visitors admitted per advancer tick (0 = server default)")
+			return func() (any, error) { return map[string]int64{"shards": int64(*shards), "batchSize": *batch}, nil }
+		}})
+	registerAdmin(&adminAction{name: "deactivate", tier: 1, method: http.MethodPost,
+		summary: "let everyone through (pass-through)", flags: noFlags})
+	registerAdmin(&adminAction{name: "pause", tier: 1, method: http.MethodPost,
+		summary: "stop the advancer for the event (nobody new passes Tier 1)", flags: noFlags})
+	registerAdmin(&adminAction{name: "resume", tier: 1, method: http.MethodPost,
+		summary: "restart the advancer", flags: noFlags})
+	registerAdmin(&adminAction{name: "advance", tier: 1, method: http.MethodPost, args: "-by N",
+		summary: "raise the serving counter by N at once",
+		flags: func(fs *flag.FlagSet) func() (any, error) {
+			by := fs.Int64("by", 0, "positions to raise the serving counter by (required, ≥ 1)")
+			return func() (any, error) {
+				if *by < 1 {
+					return nil, errors.New("advance needs -by N (N ≥ 1)")
+				}
+				return map[string]int64{"by": *by}, nil
+			}
+		}})
+	registerAdmin(&adminAction{name: "status", tier: 1, method: http.MethodGet,
+		summary: "settings, serving counter and per-shard counters", flags: noFlags})
+	registerAdmin(&adminAction{name: "schedule", tier: 1, method: http.MethodPost, args: "-opens T [-prequeue-from T]",
+		summary: "open an inactive event at T (RFC 3339) with a pre-queue until then, drawn by a public beacon (docs/draw.md)",
+		flags: func(fs *flag.FlagSet) func() (any, error) {
+			opens := fs.String("opens", "", "opening time, RFC 3339, e.g. 2026-12-01T10:00:00Z (required)")
+			from := fs.String("prequeue-from", "", "start of the pre-queue: RFC 3339, or a time of day on the opening's date like 09:30:00Z (default: now)")
+			return func() (any, error) { return scheduleBody(*opens, *from) }
+		}})
+}
+
+// adminUsage is the overview `vwr admin -h` prints.
+func adminUsage(w io.Writer) {
+	fmt.Fprint(w, `usage: vwr admin <action> -event ID [flags]
+
+Operates an event on both tiers through one base URL (-url or VWR_URL, e.g.
+http://127.0.0.1:8080 for vwr local, or your site's CDN domain). Tier 1 is
+found under /vwr-api there, Tier 2 under /api/queue.
+`)
+	for tier, title := range []string{1: "Tier 1, the front door:", 2: "Tier 2, the event queue:"} {
+		if title == "" {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s\n", title)
+		var names []string
+		for n, a := range adminActions {
+			if a.tier == tier {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			a := adminActions[n]
+			fmt.Fprintf(w, "  %-11s %-30s %s\n", n, a.args, a.summary)
+		}
+	}
+	fmt.Fprint(w, `
+Flags of every action:
+  -event ID        the event (required; ^[A-Za-z0-9_-]{1,64}$)
+  -url URL         the site's base URL (default $VWR_URL, else `+defaultAdminURL+`)
+  -tier1-url URL   Tier 1: its API itself, when it is not under <url>/vwr-api (default
+                   $VWR_TIER1_URL); on AWS the ApiUrl output, since SigV4 signatures
+                   must go to the API directly
+  -auth MODE       Tier 1: auto, bearer or sigv4 (auto: sigv4 for *.amazonaws.com)
+  -timeout D       request timeout (default 10s)
+
+Auth: both tiers take Authorization: Bearer $VWR_ADMIN_TOKEN; QUEUE_ADMIN_TOKEN,
+when set, is sent to Tier 2 instead. On a loopback URL the default is
+"local-admin", as vwr local's. -auth sigv4 signs Tier 1 calls with your AWS
+credentials for the deployed AWS_IAM routes.
+
+Run `+"`vwr admin <action> -h`"+` for an action's flags. Exit codes: 0 done, 1 the call
+failed, 2 a usage error.
+`)
+}
 
 func runAdmin(ctx context.Context, inv invocation) int {
-	if len(inv.Args) == 0 || strings.HasPrefix(inv.Args[0], "-") {
-		fmt.Fprint(inv.Stderr, adminUsage+"\n"+queueAdminUsage)
-		if len(inv.Args) > 0 && (inv.Args[0] == "-h" || inv.Args[0] == "-help" || inv.Args[0] == "--help") {
+	if len(inv.Args) == 0 {
+		adminUsage(inv.Stderr)
+		return exitUsage
+	}
+	switch inv.Args[0] {
+	case "-h", "-help", "--help", "help":
+		adminUsage(inv.Stdout)
+		return exitOK
+	}
+	name := inv.Args[0]
+	a, ok := adminActions[name]
+	if !ok {
+		fmt.Fprintf(inv.Stderr, "vwr admin: unknown action %q (`vwr admin -h` lists them)\n", name)
+		return exitUsage
+	}
+	var env adminEnv
+	if err := envconf.Parse(&env, inv.Env); err != nil {
+		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("vwr admin "+name, flag.ContinueOnError)
+	fs.SetOutput(inv.Stderr)
+	event := fs.String("event", "", "event id (required)")
+	base := fs.String("url", orDefault(env.URL, defaultAdminURL), "the site's base URL: vwr local's address or your CDN domain (VWR_URL)")
+	timeout := fs.Duration("timeout", 10*time.Second, "request timeout")
+	auth, tier1URL := "bearer", ""
+	if a.tier == 1 {
+		fs.StringVar(&tier1URL, "tier1-url", env.Tier1URL, "Tier 1's API itself, when it is not under <url>/vwr-api (VWR_TIER1_URL; on AWS the ApiUrl output)")
+		fs.StringVar(&auth, "auth", "auto", "auto, bearer or sigv4 (auto: sigv4 for *.amazonaws.com)")
+	}
+	build := a.flags(fs)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: vwr admin %s -event ID %s [flags]\n\nTier %d: %s.\n\nflags:\n", name, a.args, a.tier, a.summary)
+		fs.PrintDefaults()
+	}
+	for _, h := range inv.Args[1:] {
+		if h == "-h" || h == "-help" || h == "--help" {
+			fs.SetOutput(inv.Stdout)
+			fs.Usage()
 			return exitOK
 		}
-		return exitUsage
-	}
-	action := inv.Args[0]
-	if _, ok := queueAdminActions[action]; ok {
-		return runQueueAdmin(ctx, inv, action)
-	}
-	method, ok := adminActions[action]
-	if !ok {
-		fmt.Fprintf(inv.Stderr, "vwr admin: unknown action %q\n\n%s\n%s", action, adminUsage, queueAdminUsage)
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("vwr admin "+action, flag.ContinueOnError)
-	fs.SetOutput(inv.Stderr)
-	base := fs.String("url", "http://127.0.0.1:8080"+Tier1Prefix, "Tier 1 base URL: vwr local's …/vwr-api, or the deployed API URL")
-	event := fs.String("event", "", "event id (required)")
-	auth := fs.String("auth", "auto", "auto, bearer or sigv4")
-	timeout := fs.Duration("timeout", 10*time.Second, "request timeout")
-	var shards int
-	var batch, by int64
-	if action == "activate" {
-		fs.IntVar(&shards, "shards", 0, "counter shards (1-64; fixed once positions are handed out)")
-		fs.Int64Var(&batch, "batch", 0, "visitors admitted per advancer tick")
-	}
-	if action == "advance" {
-		fs.Int64Var(&by, "by", 0, "positions to raise the serving counter by (required)")
-	}
-	var opens, prequeueFrom string
-	if action == "schedule" {
-		fs.StringVar(&opens, "opens", "", "opening time, RFC 3339 (required)")
-		fs.StringVar(&prequeueFrom, "prequeue-from", "", "start of the pre-queue, RFC 3339 (default: now)")
 	}
 	if err := fs.Parse(inv.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
 		return exitUsage
 	}
+	body, err := build()
 	switch {
 	case fs.NArg() > 0:
-		fmt.Fprintf(inv.Stderr, "vwr admin: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(inv.Stderr, "vwr admin: unexpected arguments %q (flags go after the action: vwr admin %s -event ID …)\n", fs.Args(), name)
 		return exitUsage
 	case !tier1.ValidID(*event):
 		fmt.Fprintln(inv.Stderr, "vwr admin: -event is required and must match ^[A-Za-z0-9_-]{1,64}$")
 		return exitUsage
-	case action == "advance" && by < 1:
-		fmt.Fprintln(inv.Stderr, "vwr admin: advance needs -by N (N ≥ 1)")
+	case err != nil:
+		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
 		return exitUsage
 	}
-	var sched map[string]string
-	if action == "schedule" {
-		var err error
-		if sched, err = scheduleBody(opens, prequeueFrom); err != nil {
-			fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
-			return exitUsage
-		}
-	}
-	u, err := url.Parse(strings.TrimRight(*base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		fmt.Fprintf(inv.Stderr, "vwr admin: -url %q is not an http(s) URL\n", *base)
+	target, err := adminURL(a, *base, tier1URL, *event)
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
 		return exitUsage
 	}
-	u.Path += "/vwr/admin/" + action + "/" + *event
-
-	var body []byte
-	switch action {
-	case "activate":
-		body, _ = json.Marshal(map[string]int64{"shards": int64(shards), "batchSize": batch})
-	case "advance":
-		body, _ = json.Marshal(map[string]int64{"by": by})
-	case "schedule":
-		body, _ = json.Marshal(sched)
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, a.method, target.String(), bytes.NewReader(raw))
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
 		return exitError
 	}
 	req.Header.Set("Accept", "application/json")
-	if body != nil {
+	if raw != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if err := authorizeAdmin(ctx, req, body, *auth, inv.getenv); err != nil {
+	if err := authorizeAdmin(ctx, req, raw, a.tier, auth, env, inv.getenv); err != nil {
 		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
 		return exitUsage
 	}
-	return sendAdmin(inv, req)
+	return sendAdmin(inv, req, a.tier)
 }
 
+// adminURL is where an action goes. Tier 2 is under the base URL; Tier 1
+// under <base>/vwr-api, unless -tier1-url names its API, or the base URL is
+// itself an API Gateway URL (or already ends in /vwr-api, the old form).
+func adminURL(a *adminAction, base, tier1URL, event string) (*url.URL, error) {
+	u, err := parseHTTPURL("-url", base)
+	if err != nil {
+		return nil, err
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	if a.tier == 2 {
+		u.Path = strings.TrimSuffix(u.Path, Tier1Prefix) + "/api/queue/admin/" + a.name + "/" + event
+		return u, nil
+	}
+	switch {
+	case tier1URL != "":
+		if u, err = parseHTTPURL("-tier1-url", tier1URL); err != nil {
+			return nil, err
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+	case isAPIGateway(u.Hostname()), strings.HasSuffix(u.Path, Tier1Prefix):
+	default:
+		u.Path += Tier1Prefix
+	}
+	u.Path += "/vwr/admin/" + a.name + "/" + event
+	return u, nil
+}
+
+func parseHTTPURL(flagName, raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s %q is not an http(s) URL (e.g. %s)", flagName, raw, defaultAdminURL)
+	}
+	return u, nil
+}
+
+// isAPIGateway reports an execute-api host (<id>.execute-api.<region>.amazonaws.com).
+func isAPIGateway(host string) bool { return apiRegion(host) != "" }
+
 // sendAdmin sends an admin request and prints the answer, indented: on
-// stdout when it is a 2xx, else on stderr with the status.
-func sendAdmin(inv invocation, req *http.Request) int {
+// stdout when it is a 2xx, else on stderr with the status and, where the
+// cause is clear, what to change.
+func sendAdmin(inv invocation, req *http.Request, tier int) int {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
+		host := req.URL.Scheme + "://" + req.URL.Host
+		fmt.Fprintf(inv.Stderr, "vwr admin: cannot reach %s: %v\n  Is vwr running there? Point -url (or VWR_URL) at the site's base URL.\n", host, unwrapURLError(err))
 		return exitError
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, out, "", "  ") == nil {
+	isJSON := json.Indent(&pretty, out, "", "  ") == nil
+	if isJSON {
 		out = append(pretty.Bytes(), '\n')
 	}
-	if resp.StatusCode/100 != 2 {
-		fmt.Fprintf(inv.Stderr, "vwr admin: %s %s: %s\n%s", req.Method, req.URL.Path, resp.Status, out)
-		return exitError
+	if resp.StatusCode/100 == 2 {
+		_, _ = inv.Stdout.Write(out)
+		return exitOK
 	}
-	_, _ = inv.Stdout.Write(out)
-	return exitOK
+	fmt.Fprintf(inv.Stderr, "vwr admin: %s %s: %s\n", req.Method, req.URL.Path, resp.Status)
+	if isJSON {
+		_, _ = inv.Stderr.Write(out)
+	}
+	if hint := adminHint(tier, resp.StatusCode, out, isJSON); hint != "" {
+		fmt.Fprintf(inv.Stderr, "  %s\n", hint)
+	}
+	return exitError
 }
 
-// authorizeAdmin adds the bearer token or a SigV4 signature.
-func authorizeAdmin(ctx context.Context, req *http.Request, body []byte, mode string, getenv func(string) string) error {
+// adminHint names the likely fix for a failed admin call.
+func adminHint(tier, status int, body []byte, isJSON bool) string {
+	var e struct{ Error, Code string }
+	if isJSON {
+		_ = json.Unmarshal(body, &e)
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		if tier == 2 {
+			return "The queue refused the admin token: set QUEUE_ADMIN_TOKEN (or VWR_ADMIN_TOKEN) to the one it was started with."
+		}
+		return "Tier 1 refused the credentials: set VWR_ADMIN_TOKEN to the one it was started with, or, on AWS, use -auth sigv4 with -tier1-url set to the ApiUrl output."
+	case status == http.StatusNotFound && (!isJSON || e.Error == jsonhttp.ErrNotFound.Message):
+		if tier == 2 {
+			return "No Tier 2 admin API there: -url must be the site's base URL (e.g. " + defaultAdminURL + ", not …/vwr-api); a queue started without QUEUE_ADMIN_TOKEN has its admin routes off."
+		}
+		return "No Tier 1 admin API there: -url must be the site's base URL (Tier 1 is found under /vwr-api), or set -tier1-url to Tier 1's API."
+	}
+	return ""
+}
+
+// unwrapURLError drops url.Error's "Get \"…\":" prefix, already said.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// authorizeAdmin adds the bearer token or, for Tier 1, a SigV4 signature.
+func authorizeAdmin(ctx context.Context, req *http.Request, body []byte, tier int, mode string, env adminEnv, getenv func(string) string) error {
 	if mode == "auto" {
 		mode = "bearer"
 		if strings.HasSuffix(req.URL.Hostname(), ".amazonaws.com") {
@@ -189,10 +357,16 @@ func authorizeAdmin(ctx context.Context, req *http.Request, body []byte, mode st
 	}
 	switch mode {
 	case "bearer":
-		tok := getenv("VWR_ADMIN_TOKEN")
+		tok, name := env.Token, "VWR_ADMIN_TOKEN"
+		if tier == 2 && env.QueueToken != "" {
+			tok = env.QueueToken
+		}
+		if tier == 2 {
+			name = "QUEUE_ADMIN_TOKEN (or VWR_ADMIN_TOKEN)"
+		}
 		if tok == "" {
 			if !isLoopback(net.JoinHostPort(req.URL.Hostname(), "0")) {
-				return errors.New("VWR_ADMIN_TOKEN is required for a non-loopback -url")
+				return fmt.Errorf("%s is required for %s (only a loopback URL defaults to %q, as vwr local does)", name, req.URL.Host, localAdminToken)
 			}
 			tok = localAdminToken
 		}
@@ -250,7 +424,7 @@ func scheduleBody(opens, from string) (map[string]string, error) {
 	}
 	at, err := time.Parse(time.RFC3339, opens)
 	if err != nil {
-		return nil, fmt.Errorf("-opens %q is not RFC 3339", opens)
+		return nil, fmt.Errorf("-opens %q is not RFC 3339 (e.g. 2026-12-01T10:00:00Z)", opens)
 	}
 	body := map[string]string{"opensAt": at.UTC().Format(time.RFC3339)}
 	if from == "" {

@@ -73,6 +73,11 @@ type localStack struct {
 	Redis     redis.UniversalClient
 	Miniredis *miniredis.Miniredis // nil when REDIS_URL is set
 
+	// AdminToken is the admin token of both tiers unless VWR_ADMIN_TOKEN
+	// and QUEUE_ADMIN_TOKEN are both set: whichever is set, else
+	// local-admin on loopback, else random.
+	AdminToken string
+
 	// Tier1Keys sign and verify Tier 1 passes: from VWR_TIER1_TOKEN_KEYS or
 	// generated for this run. The queue verifies with the same ring, so a
 	// Tier 1 extension mints with it.
@@ -234,13 +239,15 @@ func newLocalStack(addr string, environ map[string]string, stdout, stderr io.Wri
 		cfg.UserHeader = localUserHeader
 		s.Notef("QUEUE_USER_HEADER unset: trusting header %s as the user id (vwr local only; the deployable binary has no default)", localUserHeader)
 	}
+	// One admin token for both tiers unless both variables are set:
+	// whichever is set serves the other tier too, as `vwr admin` sends it.
+	s.AdminToken = orDefault(environ["VWR_ADMIN_TOKEN"], cfg.AdminToken)
+	if s.AdminToken == "" {
+		s.AdminToken = defaultAdminToken(addr)
+		s.Notef("VWR_ADMIN_TOKEN and QUEUE_ADMIN_TOKEN unset: both tiers' admin endpoints take Authorization: Bearer %s", s.AdminToken)
+	}
 	if cfg.AdminToken == "" {
-		if isLoopback(addr) {
-			cfg.AdminToken = localAdminToken
-		} else {
-			cfg.AdminToken = token.RandomSecret()
-		}
-		s.Notef("QUEUE_ADMIN_TOKEN unset: admin endpoints take Authorization: Bearer %s", cfg.AdminToken)
+		cfg.AdminToken = s.AdminToken
 	}
 	if environ["QUEUE_OPEN_EVENTS"] == "" {
 		// Trying things out: any event id works at once. Settings then live

@@ -213,7 +213,7 @@ func TestLocalEmbeddedDefaults(t *testing.T) {
 		"QUEUE_ENTRY_TOKEN_SECRET unset: generated",
 		"VWR_TIER1_TOKEN_KEYS unset: generated Tier 1 key",
 		"QUEUE_USER_HEADER unset: trusting header X-User-Id",
-		"QUEUE_ADMIN_TOKEN unset: admin endpoints take Authorization: Bearer local-admin",
+		"VWR_ADMIN_TOKEN and QUEUE_ADMIN_TOKEN unset: both tiers' admin endpoints take Authorization: Bearer local-admin",
 		"Tier 2 queue: threshold 2,", // the extension's Configure ran
 		"test extension mounted",
 	} {

@@ -118,10 +118,7 @@ func mountTier1(ctx context.Context, s *localStack) error {
 		// vwr local speaks plain http; a Secure cookie would never be sent back.
 		InsecureCookie: true,
 	}
-	adminToken := cfg.AdminToken
-	if adminToken == "" {
-		adminToken = defaultAdminToken(s.Addr)
-	}
+	adminToken := orDefault(cfg.AdminToken, s.AdminToken)
 	api := tier1api.New(deps, tier1api.AdminOptions{Token: adminToken})
 	s.Handle(Tier1Prefix+"/", http.StripPrefix(Tier1Prefix, api.Handler()))
 	adv := tier1api.NewAdvancer(deps, tier1api.AdvancerOptions{})
@@ -129,10 +126,8 @@ func mountTier1(ctx context.Context, s *localStack) error {
 	tier1Services.Store(s, svc)
 	s.Go(func(ctx context.Context) { <-ctx.Done(); tier1Services.Delete(s) })
 
-	base := "http://" + browsable(s.Addr) + Tier1Prefix
 	s.Notef("Tier 1 at %s/vwr/… on %s; advancer ticks every %s", Tier1Prefix, storeNote, tick)
-	s.Notef("Tier 1 admin takes Authorization: Bearer %s (choose it with VWR_ADMIN_TOKEN), e.g.: VWR_ADMIN_TOKEN=%s vwr admin status -url %s -event <id>",
-		adminToken, adminToken, base)
+	s.Notef("operate events with: vwr admin <action> -url http://%s -event <id> (vwr admin -h lists the actions)", browsable(s.Addr))
 	return nil
 }
 

@@ -61,7 +61,7 @@ func TestLocalTier1(t *testing.T) {
 	api := base + "/vwr-api"
 	for _, want := range []string{
 		"Tier 1 at /vwr-api/vwr/… on the queue's Redis; advancer ticks every 200ms",
-		"Tier 1 admin takes Authorization: Bearer local-admin",
+		"operate events with: vwr admin <action> -url http://127.0.0.1:",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("start-up notes lack %q:\n%s", want, out.String())
@@ -73,7 +73,7 @@ func TestLocalTier1(t *testing.T) {
 	if r := do(t, "POST", api+"/vwr/admin/activate/"+ev, `{"shards":2,"batchSize":2}`, nil); r.status != 401 || r.body["code"] != "unauthorized" {
 		t.Fatalf("admin without token: %d %s", r.status, r.raw)
 	}
-	code, stdout, stderr := runVWR(t, nil, "admin", "activate", "-url", api, "-event", ev, "-shards", "2", "-batch", "2")
+	code, stdout, stderr := runVWR(t, nil, "admin", "activate", "-url", base, "-event", ev, "-shards", "2", "-batch", "2")
 	if code != exitOK || !strings.Contains(stdout, `"active": true`) || !strings.Contains(stdout, `"shards": 2`) {
 		t.Fatalf("vwr admin activate: %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -123,7 +123,7 @@ func TestLocalTier1(t *testing.T) {
 		t.Errorf("local cookie %q is Secure; a browser on http://127.0.0.1 would drop it", cookie)
 	}
 
-	code, stdout, _ = runVWR(t, nil, "admin", "status", "-url", api, "-event", ev)
+	code, stdout, _ = runVWR(t, nil, "admin", "status", "-url", base, "-event", ev)
 	if code != exitOK || !strings.Contains(stdout, `"shardCounters"`) || !strings.Contains(stdout, `"assigned": 1`) {
 		t.Fatalf("vwr admin status: %d\n%s", code, stdout)
 	}
@@ -152,14 +152,20 @@ func TestAdminCLIErrors(t *testing.T) {
 		wantErr  string
 	}{
 		{[]string{"admin"}, nil, exitUsage, "usage: vwr admin"},
-		{[]string{"admin", "explode", "-event", "e"}, nil, exitUsage, `unknown action "explode"`},
+		{[]string{"admin", "explode", "-event", "e"}, nil, exitUsage, `unknown action "explode" (` + "`vwr admin -h` lists them)"},
 		{[]string{"admin", "status"}, nil, exitUsage, "-event is required"},
 		{[]string{"admin", "status", "-event", "a/b"}, nil, exitUsage, "-event is required"},
 		{[]string{"admin", "advance", "-event", "e"}, nil, exitUsage, "advance needs -by"},
 		{[]string{"admin", "status", "-event", "e", "-url", "ftp://x"}, nil, exitUsage, "not an http(s) URL"},
-		{[]string{"admin", "status", "-event", "e", "-url", "https://vwr.example.com"}, nil, exitUsage, "VWR_ADMIN_TOKEN is required"},
+		{[]string{"admin", "status", "-event", "e", "-url", "https://vwr.example.com"}, nil, exitUsage, "VWR_ADMIN_TOKEN is required for vwr.example.com"},
+		{[]string{"admin", "stats", "-event", "e", "-url", "https://vwr.example.com"}, nil, exitUsage, "QUEUE_ADMIN_TOKEN (or VWR_ADMIN_TOKEN) is required"},
+		{[]string{"admin", "status", "-event", "e"}, map[string]string{"VWR_URL": "ftp://x"}, exitUsage, `-url "ftp://x" is not an http(s) URL`},
 		{[]string{"admin", "status", "-event", "e", "-auth", "magic", "-url", srv.URL}, nil, exitUsage, "-auth must be"},
+		{[]string{"admin", "stats", "-event", "e", "-auth", "sigv4", "-url", srv.URL}, nil, exitUsage, "flag provided but not defined: -auth"},
 		{[]string{"admin", "status", "-event", "e", "-url", srv.URL}, nil, exitError, "401 Unauthorized"},
+		{[]string{"admin", "status", "-event", "e", "-url", srv.URL}, nil, exitError, "set VWR_ADMIN_TOKEN to the one it was started with"},
+		{[]string{"admin", "stats", "-event", "e", "-url", srv.URL}, nil, exitError, "set QUEUE_ADMIN_TOKEN (or VWR_ADMIN_TOKEN) to the one it was started with"},
+		{[]string{"admin", "status", "-event", "e", "extra"}, nil, exitUsage, "unexpected arguments"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[1:], "_"), func(t *testing.T) {
@@ -184,7 +190,7 @@ func TestAdminCLISigV4(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	env := map[string]string{"AWS_ACCESS_KEY_ID": "AKIDVWRTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "eu-west-1"}
-	code, stdout, stderr := runVWR(t, env, "admin", "advance", "-event", "e", "-by", "7", "-auth", "sigv4", "-url", srv.URL+"/")
+	code, stdout, stderr := runVWR(t, env, "admin", "advance", "-event", "e", "-by", "7", "-auth", "sigv4", "-tier1-url", srv.URL+"/")
 	if code != exitOK || !strings.Contains(stdout, `"servingCounter": 7`) {
 		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
 	}
