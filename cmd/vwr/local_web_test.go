@@ -84,8 +84,22 @@ func TestLocalDemoWiring(t *testing.T) {
 		})
 	}
 
+	// The gate's refusal names a page that exists: the queue page for the event.
+	resp, body := get("/api/seats/demo")
+	var refusal struct{ RedirectTo string }
+	if err := json.Unmarshal([]byte(body), &refusal); err != nil || resp.StatusCode != http.StatusForbidden || refusal.RedirectTo != "/vwr/queue.html?event=demo" {
+		t.Fatalf("refusal %d %s", resp.StatusCode, body)
+	}
+	if resp, body = get(refusal.RedirectTo); resp.StatusCode != http.StatusOK || !strings.Contains(body, "/vwr/queue.js") {
+		t.Fatalf("redirectTo %s: %d %.120q", refusal.RedirectTo, resp.StatusCode, body)
+	}
+	// A page load of a guarded path is sent there at once.
+	if resp, _ = get("/api/seats/demo", "Accept", "text/html"); resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != refusal.RedirectTo {
+		t.Fatalf("page load of a guarded path: %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
 	// -demo activated Tier 1, set the Tier 2 threshold, and the page load above let the crowd in.
-	_, body := get("/vwr-api/vwr/admin/status/demo", "Authorization", "Bearer ta")
+	_, body = get("/vwr-api/vwr/admin/status/demo", "Authorization", "Bearer ta")
 	var t1 struct {
 		Active    bool  `json:"active"`
 		BatchSize int64 `json:"batchSize"`

@@ -131,13 +131,7 @@ func Open(cfg Config, opts Options) (*App, error) {
 		Log:          cfg.Log,
 		Metrics:      a.Metrics,
 	})
-	if a.Gate, err = gate.New(gate.Config{
-		Keys:         a.EntryKeys,
-		Prefixes:     cfg.GatePrefixes,
-		UserHeader:   cfg.GateUserHeader,
-		BypassSecret: cfg.GateBypassSecret,
-		Clock:        clk,
-	}); err != nil {
+	if a.Gate, err = gate.New(cfg.Gate.Config(a.EntryKeys, clk)); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -37,7 +37,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	q, w := c.Queue(), c.Worker()
 	if c.Addr != DefaultAddr || q.Threshold != 1000 || q.ActiveTTL != 600*time.Second || q.SeenTTL != 600*time.Second ||
 		w.AdmissionInterval != time.Second || q.AdmissionBatchSize != 100 || w.StaleCleanupInterval != 30*time.Second ||
-		c.UserHeader != "" || c.AdminToken != "" || c.CookieSecure || len(c.GatePrefixes) != 0 ||
+		c.UserHeader != "" || c.AdminToken != "" || c.CookieSecure || len(c.Gate.Prefixes) != 0 ||
 		c.Log.Level != "info" || c.Log.Slow.D() != 500*time.Millisecond {
 		t.Fatalf("defaults = %+v, queue %+v, worker %+v", c, q, w)
 	}
@@ -70,14 +70,14 @@ func TestFromEnvReadsEverything(t *testing.T) {
 		UserHeader: "X-Auth-User", AdminToken: "adm", CookieSecure: true, Threshold: 7,
 		ActiveTTL: envconf.Seconds(30 * time.Second), SeenTTL: envconf.Seconds(40 * time.Second),
 		AdmissionInterval: envconf.Millis(250 * time.Millisecond), AdmissionBatchSize: 9,
-		StaleCleanupInterval: envconf.Millis(5 * time.Second), GatePrefixes: []string{"/a/", "/b/"},
-		GateUserHeader: "X-Site-User", GateBypassSecret: "edge",
+		StaleCleanupInterval: envconf.Millis(5 * time.Second), Gate: gate.Settings{Prefixes: []string{"/a/", "/b/"},
+			UserHeader: "X-Site-User", BypassSecret: "edge"},
 		Log: applog.Config{Level: "debug", Slow: envconf.Millis(120 * time.Millisecond)},
 	}
-	if strings.Join(c.GatePrefixes, ",") != "/a/,/b/" {
-		t.Fatalf("prefixes = %q", c.GatePrefixes)
+	if strings.Join(c.Gate.Prefixes, ",") != "/a/,/b/" {
+		t.Fatalf("prefixes = %q", c.Gate.Prefixes)
 	}
-	c.GatePrefixes, want.GatePrefixes = nil, nil
+	c.Gate.Prefixes, want.Gate.Prefixes = nil, nil
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
 	}
@@ -245,7 +245,7 @@ func TestOpenServesAndShutsDownGracefully(t *testing.T) {
 
 func TestGateFromConfig(t *testing.T) {
 	t.Parallel()
-	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, GatePrefixes: []string{"/book/"}, GateBypassSecret: "edge"},
+	a, err := Open(Config{OpenEvents: true, EntryTokenSecret: secret, Gate: gate.Settings{Prefixes: []string{"/book/"}, BypassSecret: "edge"}},
 		Options{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})})
 	if err != nil {
 		t.Fatal(err)

@@ -7,14 +7,13 @@ package app
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/gate"
 )
 
 // Config is every setting of the Tier 2 runtime, read from the environment
@@ -51,9 +50,9 @@ type Config struct {
 	// by the same variables as Tier 1 itself.
 	Tier1 tier1store.Config
 
-	GatePrefixes     envconf.List `env:"QUEUE_GATE_PREFIXES"`
-	GateUserHeader   string       `env:"QUEUE_GATE_USER_HEADER"`
-	GateBypassSecret string       `env:"QUEUE_GATE_BYPASS_SECRET"`
+	// Gate configures the entry-token gate vwr local puts in front of its
+	// demo site (the same variables as `vwr gate`).
+	Gate gate.Settings
 
 	Log applog.Config
 }
@@ -124,35 +123,17 @@ func (c Config) validate(needRedis, needTier1 bool) error {
 			errs = append(errs, fmt.Errorf("VWR_TIER1_TOKEN_KEYS: %v", err))
 		}
 	}
-	if c.UserHeader != "" && !validHeaderName(c.UserHeader) {
+	if c.UserHeader != "" && !gate.ValidHeaderName(c.UserHeader) {
 		errs = append(errs, fmt.Errorf("QUEUE_USER_HEADER: %q is not a valid header name", c.UserHeader))
-	}
-	if c.GateUserHeader != "" && !validHeaderName(c.GateUserHeader) {
-		errs = append(errs, fmt.Errorf("QUEUE_GATE_USER_HEADER: %q is not a valid header name", c.GateUserHeader))
 	}
 	if err := c.Queue().Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, p := range c.GatePrefixes {
-		if !strings.HasPrefix(p, "/") {
-			errs = append(errs, fmt.Errorf("QUEUE_GATE_PREFIXES: %q must start with /", p))
-		}
+	if err := c.Gate.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Log.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-func validHeaderName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for _, r := range h {
-		if r > 127 || !strings.ContainsRune("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", r) {
-			return false
-		}
-	}
-	// Authorization and Cookie carry credentials the API reads itself.
-	return http.CanonicalHeaderKey(h) != "Authorization" && http.CanonicalHeaderKey(h) != "Cookie"
 }

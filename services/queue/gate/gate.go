@@ -12,6 +12,7 @@ import (
 	"errors"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/vwr-go/vwr/internal/clock"
@@ -56,7 +57,28 @@ type Config struct {
 	EventID func(r *http.Request, prefix string) string
 	// Clock tells "now" for expiry; defaults to the wall clock.
 	Clock clock.Clock
+	// Deny is how a refused request is answered: DenyJSON (403 JSON),
+	// DenyRedirect (302 to RedirectTo) or DenyAuto, the default: 302 for a
+	// browser loading a page (GET or HEAD asking for text/html), 403 JSON
+	// for everything else (fetch, forms, API clients).
+	Deny string
+	// RedirectTo is the page a refused visitor should go to: the Tier 2
+	// queue page. "{event}" is replaced by the route's event id; a route
+	// without one goes to "/". Default DefaultRedirectTo. It is the 302's
+	// Location and the 403 body's redirectTo.
+	RedirectTo string
 }
+
+// Deny modes (QUEUE_GATE_DENY).
+const (
+	DenyAuto     = "auto"
+	DenyJSON     = "json"
+	DenyRedirect = "redirect"
+)
+
+// DefaultRedirectTo is the queue page the waiting pages ship with
+// (static/vwr/queue.html), served under /vwr/ by the CDN and by vwr local.
+const DefaultRedirectTo = "/vwr/queue.html?event={event}"
 
 // Gate is the middleware.
 type Gate struct {
@@ -79,6 +101,19 @@ func New(cfg Config) (*Gate, error) {
 	if cfg.EventID == nil {
 		cfg.EventID = SegmentAfterPrefix
 	}
+	switch cfg.Deny {
+	case "":
+		cfg.Deny = DenyAuto
+	case DenyAuto, DenyJSON, DenyRedirect:
+	default:
+		return nil, errors.New("gate: Deny must be auto, json or redirect, not " + strconv.Quote(cfg.Deny))
+	}
+	if cfg.RedirectTo == "" {
+		cfg.RedirectTo = DefaultRedirectTo
+	}
+	if !validRedirect(cfg.RedirectTo) {
+		return nil, errors.New("gate: RedirectTo must be a path (/…) or an http(s) URL, not " + strconv.Quote(cfg.RedirectTo))
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.System{}
 	}
@@ -86,11 +121,15 @@ func New(cfg Config) (*Gate, error) {
 }
 
 // SegmentAfterPrefix is the default event extractor: the first path segment
-// after prefix, e.g. "E1" in /api/seats/E1/reserve. Nothing after the prefix
-// means no event.
+// after prefix, e.g. "E1" in /api/seats/E1/reserve, read from the path as
+// the gate matched it (see match). Nothing after the prefix means no event.
 func SegmentAfterPrefix(r *http.Request, prefix string) string {
-	rest := strings.TrimPrefix(cleanPath(r.URL.Path), strings.TrimSuffix(prefix, "/"))
-	rest = strings.TrimPrefix(rest, "/")
+	p := matchPath(r.URL.Path)
+	base := strings.TrimSuffix(prefix, "/")
+	if len(p) < len(base) || !strings.EqualFold(p[:len(base)], base) {
+		return ""
+	}
+	rest := strings.TrimPrefix(p[len(base):], "/")
 	seg, _, _ := strings.Cut(rest, "/")
 	return seg
 }
@@ -140,27 +179,27 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 
 		ev := g.cfg.EventID(r, prefix)
 		if ev != "" && !queue.ValidID(ev) {
-			deny(w, "", CodeInvalid)
+			g.deny(w, r, "", CodeInvalid)
 			return
 		}
 		raw := entryToken(r)
 		if raw == "" {
-			deny(w, ev, CodeRequired)
+			g.deny(w, r, ev, CodeRequired)
 			return
 		}
 		e, err := g.cfg.Keys.VerifyEntry(raw, ev, g.cfg.Clock.Now())
 		switch {
 		case errors.Is(err, token.ErrExpired):
-			deny(w, ev, CodeExpired)
+			g.deny(w, r, ev, CodeExpired)
 			return
 		case err != nil:
-			deny(w, ev, CodeInvalid)
+			g.deny(w, r, ev, CodeInvalid)
 			return
 		}
 		if g.cfg.UserHeader != "" {
 			uid := r.Header.Get(g.cfg.UserHeader)
 			if uid == "" || subtle.ConstantTimeCompare([]byte(uid), []byte(e.UserID)) != 1 {
-				deny(w, ev, CodeInvalid)
+				g.deny(w, r, ev, CodeInvalid)
 				return
 			}
 		}
@@ -168,16 +207,38 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// match reports the guarded prefix p falls under. The path is cleaned first
-// so that /api//seats/ or /x/../api/seats/ cannot slip past.
+// match reports the guarded prefix p falls under. It compares the path as
+// the most lenient server behind the gate might read it (matchPath), and
+// ignores case, so that /api//seats/, /x/../api/seats/, /api\seats/,
+// /api/seats;x=1/ or /API/seats/ cannot reach a guarded route unguarded.
+// Reading more paths as guarded only ever refuses more.
 func (g *Gate) match(p string) (string, bool) {
-	p = cleanPath(p)
+	p = matchPath(p)
 	for _, prefix := range g.cfg.Prefixes {
-		if strings.HasPrefix(p, prefix) || p == strings.TrimSuffix(prefix, "/") {
+		if hasPrefixFold(p, prefix) || strings.EqualFold(p, strings.TrimSuffix(prefix, "/")) {
 			return prefix, true
 		}
 	}
 	return "", false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// matchPath is the path the gate matches prefixes against: backslashes read
+// as slashes (IIS and some proxies do), ";params" dropped from every segment
+// (Servlet containers do), then cleaned of dot segments and repeated slashes.
+func matchPath(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	if strings.Contains(p, ";") {
+		segs := strings.Split(p, "/")
+		for i, seg := range segs {
+			segs[i], _, _ = strings.Cut(seg, ";")
+		}
+		p = strings.Join(segs, "/")
+	}
+	return cleanPath(p)
 }
 
 func (g *Gate) bypass(r *http.Request) bool {
@@ -209,13 +270,49 @@ func entryToken(r *http.Request) string {
 	return ""
 }
 
-func deny(w http.ResponseWriter, eventID, code string) {
-	redirect := "/queue"
-	if eventID != "" && queue.ValidID(eventID) {
-		redirect = "/queue/" + eventID
+// validRedirect accepts a path on this site or an absolute http(s) URL; a
+// "//host" or "/\\host" path would leave the site, so it is not a path.
+func validRedirect(to string) bool {
+	if strings.HasPrefix(to, "https://") || strings.HasPrefix(to, "http://") {
+		return true
+	}
+	return strings.HasPrefix(to, "/") && !strings.HasPrefix(to, "//") && !strings.HasPrefix(to, "/\\")
+}
+
+// RedirectFor is where a refused request for eventID is sent: RedirectTo
+// with the event filled in, or "/" when the route names no event.
+func (g *Gate) RedirectFor(eventID string) string {
+	if !strings.Contains(g.cfg.RedirectTo, "{event}") {
+		return g.cfg.RedirectTo
+	}
+	if eventID == "" || !queue.ValidID(eventID) {
+		return "/"
+	}
+	// Valid ids are URL-safe as they are.
+	return strings.ReplaceAll(g.cfg.RedirectTo, "{event}", eventID)
+}
+
+func (g *Gate) deny(w http.ResponseWriter, r *http.Request, eventID, code string) {
+	to := g.RedirectFor(eventID)
+	w.Header().Set("Cache-Control", "no-store")
+	if g.cfg.Deny == DenyRedirect || (g.cfg.Deny == DenyAuto && pageLoad(r)) {
+		w.Header().Set("Location", to)
+		w.WriteHeader(http.StatusFound)
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusForbidden)
-	_ = json.NewEncoder(w).Encode(denial{Error: "Queue entry token required", Code: code, RedirectTo: redirect})
+	_ = json.NewEncoder(w).Encode(denial{Error: "Queue entry token required", Code: code, RedirectTo: to})
+}
+
+// pageLoad reports a browser loading a page: GET or HEAD that accepts HTML.
+// fetch() and XHR send "*/*" unless told otherwise, so they get the JSON.
+func pageLoad(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if r.Header.Get("Sec-Fetch-Mode") == "navigate" {
+		return true
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
 }

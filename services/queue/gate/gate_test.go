@@ -130,37 +130,37 @@ func TestGate(t *testing.T) {
 			},
 			wantCode: 204, wantUID: "u1"},
 		{name: "missing token", path: "/api/seats/E1", method: "GET",
-			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "missing token no event", path: "/api/seats/", method: "GET",
-			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/queue"},
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/"},
 		{name: "expired", path: "/api/seats/E1", method: "GET",
 			header: func(b *testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {b.entry(t, "E1", "u1", t0.Add(-time.Second))}}
 			},
-			wantCode: 403, wantErr: gate.CodeExpired, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeExpired, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "alg none", path: "/api/seats/E1", method: "GET",
 			header:   func(*testBundle) http.Header { return http.Header{"X-Queue-Entry-Token": {algNone("E1", "u1")}} },
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "HS512 with the right secret", path: "/api/seats/E1", method: "GET",
 			header: func(*testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {signed(t, jwt.SigningMethodHS512, []byte(secret), "E1", "u1")}}
 			},
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "RS256", path: "/api/seats/E1", method: "GET",
 			header: func(*testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {signed(t, jwt.SigningMethodRS256, rsaKey, "E1", "u1")}}
 			},
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "wrong key same kid", path: "/api/seats/E1", method: "GET",
 			header: func(*testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {signed(t, jwt.SigningMethodHS256, []byte(secret+"-other"), "E1", "u1")}}
 			},
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "wrong event", path: "/api/seats/E2/reserve", method: "POST",
 			header: func(b *testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {b.entry(t, "E1", "u1", exp)}}
 			},
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E2"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E2"},
 		{name: "uid matches user header", cfg: gate.Config{UserHeader: "X-User-Id"}, path: "/api/seats/E1", method: "GET",
 			header: func(b *testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {b.entry(t, "E1", "u1", exp)}, "X-User-Id": {"u1"}}
@@ -170,12 +170,12 @@ func TestGate(t *testing.T) {
 			header: func(b *testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {b.entry(t, "E1", "u1", exp)}, "X-User-Id": {"u2"}}
 			},
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "uid header missing", cfg: gate.Config{UserHeader: "X-User-Id"}, path: "/api/seats/E1", method: "GET",
 			header: func(b *testBundle) http.Header {
 				return http.Header{"X-Queue-Entry-Token": {b.entry(t, "E1", "u1", exp)}}
 			},
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "tier 1 pass as entry token", path: "/api/seats/E1", method: "GET",
 			header: func(b *testBundle) http.Header {
 				raw, err := b.keys.IssueTier1(token.Tier1{Subject: "u1", EventID: "E1", Position: 1, IssuedAt: t0, ExpiresAt: exp})
@@ -184,16 +184,16 @@ func TestGate(t *testing.T) {
 				}
 				return http.Header{"X-Queue-Entry-Token": {raw}}
 			},
-			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "bypass with the secret", cfg: gate.Config{BypassSecret: "edge-secret"}, path: "/api/seats/E1", method: "GET",
 			header:   func(*testBundle) http.Header { return http.Header{gate.BypassHeader: {"edge-secret"}} },
 			wantCode: 204},
 		{name: "bypass with a wrong secret", cfg: gate.Config{BypassSecret: "edge-secret"}, path: "/api/seats/E1", method: "GET",
 			header:   func(*testBundle) http.Header { return http.Header{gate.BypassHeader: {"true"}} },
-			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "bypass header when no secret configured", path: "/api/seats/E1", method: "GET",
 			header:   func(*testBundle) http.Header { return http.Header{gate.BypassHeader: {"true"}} },
-			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "bad header secret still allows a valid token", cfg: gate.Config{BypassSecret: "edge-secret"}, path: "/api/seats/E1", method: "GET",
 			header: func(b *testBundle) http.Header {
 				return http.Header{gate.BypassHeader: {"nope"}, "X-Queue-Entry-Token": {b.entry(t, "E1", "u1", exp)}}
@@ -201,11 +201,52 @@ func TestGate(t *testing.T) {
 			wantCode: 204, wantUID: "u1"},
 		{name: "unguarded path passes", path: "/api/events/E1", method: "GET", wantCode: 204},
 		{name: "dot-dot into a guarded path", path: "/api/events/../seats/E1", method: "GET",
-			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "double slash into a guarded path", path: "/api//seats/E1", method: "GET",
-			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
 		{name: "custom prefix", cfg: gate.Config{Prefixes: []string{"/book/"}}, path: "/book/E1", method: "DELETE",
-			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/queue/E1"},
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
+		// Paths a lenient server behind the gate reads as guarded ones.
+		{name: "backslash into a guarded path", path: "/api\\seats/E1", method: "GET",
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "path parameter in a segment", path: "/api/seats;jsessionid=x/E1", method: "GET",
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "path parameter on the event", path: "/api/seats/E1;x=1/reserve", method: "POST",
+			header: func(b *testBundle) http.Header {
+				return http.Header{"X-Queue-Entry-Token": {b.entry(t, "E1", "u1", exp)}}
+			},
+			wantCode: 204, wantUID: "u1"},
+		{name: "upper case prefix", path: "/API/Seats/E1", method: "GET",
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "upper case prefix keeps the event's case", path: "/API/SEATS/E2", method: "GET",
+			header: func(b *testBundle) http.Header {
+				return http.Header{"X-Queue-Entry-Token": {b.entry(t, "e2", "u1", exp)}}
+			},
+			wantCode: 403, wantErr: gate.CodeInvalid, wantTo: "/vwr/queue.html?event=E2"},
+		{name: "custom redirect page", cfg: gate.Config{RedirectTo: "/events/{event}/queue"}, path: "/api/seats/E1", method: "GET",
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/events/E1/queue"},
+		// Deny modes: a page load is redirected (auto), fetch and forms get JSON.
+		{name: "page load is redirected", path: "/api/seats/E1", method: "GET",
+			header: func(*testBundle) http.Header {
+				return http.Header{"Accept": {"text/html,application/xhtml+xml,*/*;q=0.8"}}
+			},
+			wantCode: 302, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "navigation without Accept is redirected", path: "/api/seats/E1", method: "HEAD",
+			header:   func(*testBundle) http.Header { return http.Header{"Sec-Fetch-Mode": {"navigate"}} },
+			wantCode: 302, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "form post gets JSON", path: "/api/seats/E1", method: "POST",
+			header:   func(*testBundle) http.Header { return http.Header{"Accept": {"text/html"}} },
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "json mode never redirects", cfg: gate.Config{Deny: gate.DenyJSON}, path: "/api/seats/E1", method: "GET",
+			header:   func(*testBundle) http.Header { return http.Header{"Accept": {"text/html"}} },
+			wantCode: 403, wantErr: gate.CodeRequired, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "redirect mode redirects fetch too", cfg: gate.Config{Deny: gate.DenyRedirect}, path: "/api/seats/E1", method: "POST",
+			wantCode: 302, wantTo: "/vwr/queue.html?event=E1"},
+		{name: "expired page load is redirected", path: "/api/seats/E1", method: "GET",
+			header: func(b *testBundle) http.Header {
+				return http.Header{"Accept": {"text/html"}, "X-Queue-Entry-Token": {b.entry(t, "E1", "u1", t0.Add(-time.Second))}}
+			},
+			wantCode: 302, wantTo: "/vwr/queue.html?event=E1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,6 +268,18 @@ func TestGate(t *testing.T) {
 			b.handler.ServeHTTP(rec, req)
 			if rec.Code != tc.wantCode {
 				t.Fatalf("status = %d, want %d; body %s", rec.Code, tc.wantCode, rec.Body)
+			}
+			if tc.wantCode == http.StatusFound {
+				if *b.hits != 0 {
+					t.Fatalf("protected handler ran on a rejected request")
+				}
+				if got := rec.Header().Get("Location"); got != tc.wantTo {
+					t.Fatalf("Location = %q, want %q", got, tc.wantTo)
+				}
+				if rec.Header().Get("Cache-Control") != "no-store" {
+					t.Fatalf("a redirect away from a guarded page must not be cached")
+				}
+				return
 			}
 			if tc.wantCode == http.StatusForbidden {
 				if *b.hits != 0 {
@@ -259,5 +312,19 @@ func TestNewRequiresKeys(t *testing.T) {
 	keys, _ := token.NewKeyRing("k", []byte(secret))
 	if _, err := gate.New(gate.Config{Keys: keys, Prefixes: []string{"api/"}}); err == nil {
 		t.Fatal("New accepted a prefix without a leading slash")
+	}
+	if _, err := gate.New(gate.Config{Keys: keys, Deny: "teapot"}); err == nil {
+		t.Fatal("New accepted an unknown deny mode")
+	}
+	for _, to := range []string{"javascript:alert(1)", "//evil.example/", "/\\evil.example/", "queue"} {
+		if _, err := gate.New(gate.Config{Keys: keys, RedirectTo: to}); err == nil {
+			t.Errorf("New accepted RedirectTo %q, which is neither a path on the site nor an http(s) URL", to)
+		}
+	}
+	err := gate.Settings{Prefixes: []string{"x"}, UserHeader: "Cookie", Deny: "x", RedirectTo: "queue"}.Validate()
+	for _, v := range []string{"QUEUE_GATE_PREFIXES", "QUEUE_GATE_USER_HEADER", "QUEUE_GATE_DENY", "QUEUE_GATE_REDIRECT_TO"} {
+		if err == nil || !strings.Contains(err.Error(), v) {
+			t.Errorf("Settings.Validate does not name %s: %v", v, err)
+		}
 	}
 }
