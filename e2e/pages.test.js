@@ -62,6 +62,49 @@ test('hostile ?return= values of the battery never leave the site', async () => 
   await p.context().close();
 });
 
+// The edge's canonical paths (internal/edge/testdata/edge-vectors.json):
+// every return the edge builds for an encoded path is one the page follows
+// exactly as built, in Chromium's URL parser.
+const edgeVectors = JSON.parse(readFileSync(new URL('../internal/edge/testdata/edge-vectors.json', import.meta.url), 'utf8'));
+
+test('the page follows every return the edge builds for an encoded path, unchanged', async () => {
+  const returns = edgeVectors.cases.filter((c) => c.name.startsWith('encoded: ') && c.want === 'redirect').map((c) => {
+    const q = new URL(c.location, 'https://shop.example').searchParams;
+    return { name: c.name, event: q.get('event'), ret: q.get('return') };
+  });
+  assert.ok(returns.length >= 25, `${returns.length} encoded redirects`);
+  const p = await page();
+  await p.goto(`${vwr.base}/vwr/common.js`);
+  const got = await p.evaluate(async ({ returns, origin }) => {
+    const m = await import('/vwr/common.js');
+    return returns.map((r) => m.safeReturn(r.ret, r.event, origin));
+  }, { returns, origin: vwr.base });
+  returns.forEach((r, i) => assert.equal(got[i], r.ret, `${r.name}: the page would go to ${got[i]}`));
+  await p.context().close();
+});
+
+test('encoded paths to an event page meet the edge: the waiting room first, the canonical page after', async () => {
+  // No stub origin here: the real vwr local answers, its demo site being the
+  // protected origin behind the edge check.
+  for (const raw of ['/%65vents/demo', '/ev%65nts/demo/%73eats', '/EVENTS/demo', '/events/%64emo', '//events/demo', '/x/%2e%2e/events/demo']) {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    const hops = [];
+    const onResponse = (r) => { if (r.request().isNavigationRequest()) hops.push({ url: r.url(), status: r.status() }); };
+    p.on('response', onResponse);
+    await p.goto(`${vwr.base}${raw}`, { waitUntil: 'commit' });
+    // The event passes through (never activated), so the page gets a pass at
+    // once and returns to the canonical path, where the origin answers.
+    const want = raw.includes('eats') ? '/events/demo/seats' : '/events/demo';
+    await waitFor(() => hops.some((h) => new URL(h.url).pathname === want), { what: `${raw} back at ${want}` });
+    p.off('response', onResponse);
+    const firstPage = hops.findIndex((h) => h.status !== 301 && h.status !== 302 && h.status !== 307);
+    assert.equal(new URL(hops[firstPage].url).pathname, '/vwr/', `${raw}: the first page shown is not the waiting room: ${JSON.stringify(hops)}`);
+    assert.equal(hops[firstPage].status, 200);
+    await ctx.close();
+  }
+});
+
 test('an inactive event passes straight through to ?return=, the API setting the pass as an HttpOnly cookie', async () => {
   const p = await page();
   // The real Tier 1 API: an event never activated fails open (pass-through).

@@ -92,8 +92,18 @@ func mountWeb(ctx context.Context, s *localStack) error {
 	pages := static.Handler("/vwr/")
 	s.Handle("/vwr/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { pages.ServeHTTP(w, r) }))
 	s.Handle("GET /{$}", http.RedirectHandler("/events/"+url.PathEscape(f.event), http.StatusFound))
-	// The edge check guards the event pages, as the CloudFront Function will.
-	s.Handle("/events/", edge.Middleware(s.Tier1Keys, s.Clock, origin))
+	// The edge check stands in front of everything no other route takes, as
+	// the CloudFront Function does on the default behaviour: it decides on
+	// the canonical path (so /EVENTS/x or /%65vents/x meet it too) and hands
+	// the site that path; what is not an event page is the JSON 404.
+	notFound := s.Queue.API.NotFound()
+	s.Handle("/", edge.Middleware(s.Tier1Keys, s.Clock, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.EscapedPath(), edge.ProtectedPrefix) {
+			origin.ServeHTTP(w, r)
+			return
+		}
+		notFound.ServeHTTP(w, r)
+	})))
 	// The seat API needs an entry token; the gate checks it and hands the uid on.
 	s.Handle("/api/seats/", s.Queue.Gate.Wrap(origin))
 	s.Handle("/demo/assets/", origin)

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -111,5 +114,44 @@ func TestLocalDemoWiring(t *testing.T) {
 	_, body = get("/api/queue/admin/stats/demo", "Authorization", "Bearer qa")
 	if !strings.Contains(body, `"threshold":2`) {
 		t.Fatalf("tier 2 stats %s", body)
+	}
+}
+
+// TestLocalEdgeHoldsAgainstEncodedPaths: the demo event's page is reached
+// only with a pass, however its path is written. Each request is sent as
+// written over a raw connection.
+func TestLocalEdgeHoldsAgainstEncodedPaths(t *testing.T) {
+	base, _ := startLocal(t, map[string]string{}, "-demo", "-demo-crowd", "0", "-tier1-tick", "1h")
+	addr := strings.TrimPrefix(base, "http://")
+	for _, target := range []string{
+		"/%65vents/demo", "/ev%65nts/demo", "/%65%76%65%6e%74%73/demo", "/events/%64emo", "/EVENTS/demo",
+		"/x/%2e%2e/events/demo", "//events/demo", "/events//demo", "/events%2Fdemo", "/events%5Cdemo",
+		"/events;x/demo", "/%2565vents/demo", "/events/demo%2F..%2Fx",
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target, addr)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		conn.Close()
+		loc := resp.Header.Get("Location")
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			t.Errorf("GET %s without a pass: 200 %.80q", target, body)
+		case resp.StatusCode == http.StatusFound && !strings.HasPrefix(loc, "/vwr/?event=demo&return=%2Fevents%2Fdemo"):
+			t.Errorf("GET %s: 302 to %q, not the waiting room", target, loc)
+		case (resp.StatusCode == http.StatusMovedPermanently || resp.StatusCode == http.StatusTemporaryRedirect) && loc != "/events/demo":
+			// ServeMux sends a path with "//" to its clean form, which then meets the edge.
+			t.Errorf("GET %s: %d to %q", target, resp.StatusCode, loc)
+		case resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusMovedPermanently && resp.StatusCode != http.StatusTemporaryRedirect &&
+			resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusNotFound:
+			t.Errorf("GET %s: %d %.80q", target, resp.StatusCode, body)
+		}
 	}
 }

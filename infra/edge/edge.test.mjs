@@ -57,7 +57,7 @@ function viewerRequest(path, query, cookie) {
 }
 
 function outcome(req, res) {
-  if (res === req) return { want: 'pass' };
+  if (res === req) return { want: 'pass', forward: req.uri };
   if (res.statusCode === 302) {
     assert.equal(res.headers['cache-control'].value, 'no-store');
     return { want: 'redirect', location: res.headers.location.value };
@@ -65,6 +65,11 @@ function outcome(req, res) {
   if (res.statusCode === 404) {
     assert.deepEqual(JSON.parse(res.body.data), { error: 'unknown event', code: 'invalid_event_id' });
     return { want: 'notfound' };
+  }
+  if (res.statusCode === 400) {
+    assert.deepEqual(JSON.parse(res.body.data), { error: 'malformed or ambiguous path', code: 'invalid_path' });
+    assert.equal(res.headers['cache-control'].value, 'no-store');
+    return { want: 'badrequest' };
   }
   return { unexpected: res };
 }
@@ -75,6 +80,11 @@ test('the vectors cover every rejection the issue names', () => {
     assert.ok(names.includes(n), `vector "${n}" is missing`);
   }
   assert.ok(vectors.cases.length >= 20);
+  const encoded = vectors.cases.filter((c) => c.name.startsWith('encoded: '));
+  assert.ok(encoded.length >= 40, `${encoded.length} encoded-path vectors`);
+  for (const want of ['pass', 'redirect', 'notfound', 'badrequest']) {
+    assert.ok(encoded.some((c) => c.want === want), `no encoded-path vector wants ${want}`);
+  }
 });
 
 for (const c of vectors.cases) {
@@ -82,7 +92,8 @@ for (const c of vectors.cases) {
     const handler = load('edge-check.js', vectors.keys, vectors.now);
     const event = viewerRequest(c.path, c.query, c.cookie);
     const res = await handler(event);
-    const want = c.want === 'redirect' ? { want: 'redirect', location: c.location } : { want: c.want };
+    const want = c.want === 'redirect' ? { want: 'redirect', location: c.location }
+      : c.want === 'pass' ? { want: 'pass', forward: c.forward } : { want: c.want };
     assert.deepEqual(outcome(event.request, res), want);
   });
 }

@@ -4,13 +4,17 @@
 // middleware; the CloudFront Function of the CDK stack applies the same rule
 // at the edge, so Decide is kept pure and small enough to port line by line.
 //
-// The rule, for a request to path P with query Q:
+// The rule, for a request to path P (as sent, percent-encoded) with query Q:
 //
-//  1. P is not /events/{event} or below it: pass (not protected).
+//  0. P is put in its canonical form C (Canonical: unreserved escapes
+//     decoded, dot segments removed, slashes merged, the prefix in lower
+//     case); a malformed or ambiguous P is refused with 400. The origin is
+//     handed C, so it sees the path this check saw.
+//  1. C is not /events/{event} or below it: pass.
 //  2. {event} is not ^[A-Za-z0-9_-]{1,64}$: 404 (nothing to wait for).
 //  3. Cookie urr-vwr-token verifies as a Tier 1 pass for {event}
 //     (HS256 + kid, iss vwr, aud vwr-tier1, tier 1, not expired, eid == {event}): pass.
-//  4. Otherwise: 302 to /vwr/?event={event}&return={P?Q}, where P?Q must
+//  4. Otherwise: 302 to /vwr/?event={event}&return={C?Q}, where C?Q must
 //     pass SafeReturn (else return is /events/{event}): the page follows
 //     only a return path this check could have built.
 package edge
@@ -38,9 +42,10 @@ type Action int
 
 // Actions of Decide.
 const (
-	Pass     Action = iota // hand the request to the origin
+	Pass     Action = iota // hand the request, at Decision.Path, to the origin
 	Redirect               // 302 to Decision.Location
 	NotFound               // malformed event id under the protected prefix
+	Refuse                 // 400: a malformed or ambiguous path (ErrPath)
 )
 
 // Decision is the outcome of the rule for one request.
@@ -48,20 +53,27 @@ type Decision struct {
 	Action   Action
 	Location string // set for Redirect
 	EventID  string // set for protected paths
+	// Path is the canonical path, the one the origin must be handed (set
+	// unless the path was refused).
+	Path string
 }
 
 // Decide applies the rule. cookie is the raw urr-vwr-token value ("" when absent).
-func Decide(keys *token.KeyRing, path, rawQuery, cookie string, now time.Time) Decision {
-	event, ok := protectedEvent(path)
-	if !ok {
-		return Decision{Action: Pass}
+func Decide(keys *token.KeyRing, rawPath, rawQuery, cookie string, now time.Time) Decision {
+	path, protected, err := Canonical(rawPath)
+	if err != nil {
+		return Decision{Action: Refuse}
 	}
+	if !protected {
+		return Decision{Action: Pass, Path: path}
+	}
+	event, _, _ := strings.Cut(path[len(ProtectedPrefix):], "/")
 	if !ids.Valid(event) {
-		return Decision{Action: NotFound}
+		return Decision{Action: NotFound, Path: path}
 	}
 	if cookie != "" {
 		if _, err := keys.VerifyTier1(cookie, event, now); err == nil {
-			return Decision{Action: Pass, EventID: event}
+			return Decision{Action: Pass, EventID: event, Path: path}
 		}
 	}
 	ret := path
@@ -72,18 +84,7 @@ func Decide(keys *token.KeyRing, path, rawQuery, cookie string, now time.Time) D
 		ret = ProtectedPrefix + event
 	}
 	q := url.Values{"event": {event}, "return": {ret}}
-	return Decision{Action: Redirect, Location: WaitingRoom + "?" + q.Encode(), EventID: event}
-}
-
-// protectedEvent returns the {event} segment of /events/{event}[/…] and
-// whether path is under the protected prefix at all.
-func protectedEvent(path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, ProtectedPrefix)
-	if !ok {
-		return "", false
-	}
-	event, _, _ := strings.Cut(rest, "/")
-	return event, true
+	return Decision{Action: Redirect, Location: WaitingRoom + "?" + q.Encode(), EventID: event, Path: path}
 }
 
 // Middleware enforces Decide in front of next.
@@ -96,21 +97,45 @@ func Middleware(keys *token.KeyRing, clk clock.Clock, next http.Handler) http.Ha
 		if c, err := r.Cookie(CookieName); err == nil {
 			cookie = c.Value
 		}
-		// The escaped path: it is what the browser asked for, and a decoded
-		// one could turn %2F into a "//" the return check refuses.
+		// The escaped path: what the browser asked for, before any decoding.
 		d := Decide(keys, r.URL.EscapedPath(), r.URL.RawQuery, cookie, clk.Now())
 		switch d.Action {
+		case Refuse:
+			writeError(w, http.StatusBadRequest, `{"error":"malformed or ambiguous path","code":"invalid_path"}`)
 		case Redirect:
 			// Per-visitor answer: a shared cache must not hand it to someone with a pass.
 			w.Header().Set("Cache-Control", "no-store")
 			http.Redirect(w, r, d.Location, http.StatusFound)
 		case NotFound:
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Cache-Control", "no-store")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error":"unknown event","code":"invalid_event_id"}` + "\n"))
+			writeError(w, http.StatusNotFound, `{"error":"unknown event","code":"invalid_event_id"}`)
 		default:
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, withPath(r, d.Path))
 		}
 	})
+}
+
+// withPath hands r on at the canonical path, so the origin routes on
+// exactly what the check saw.
+func withPath(r *http.Request, canonical string) *http.Request {
+	if canonical == r.URL.EscapedPath() {
+		return r
+	}
+	decoded, err := url.PathUnescape(canonical)
+	if err != nil {
+		return r // cannot happen: Canonical leaves only well-formed escapes
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path, r2.URL.RawPath = decoded, canonical
+	r2.RequestURI = canonical
+	if r.URL.RawQuery != "" {
+		r2.RequestURI += "?" + r.URL.RawQuery
+	}
+	return r2
+}
+
+func writeError(w http.ResponseWriter, code int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(body + "\n"))
 }
