@@ -91,7 +91,7 @@ synth: $(INFRA_STAMP) lambdas ## cdk synth into infra/cdk.out (the app built onc
 infra-test: ## the CDK assertion and SAM/CDK parity tests (infra/)
 	cd infra && $(GO) vet . && $(GO) test -count=1 .
 
-edge-test: ## the CloudFront Functions against the Go-minted vectors (node:test)
+edge-test: $(INFRA_STAMP) ## the CloudFront Functions: the Go-minted vectors, and runtime 2.0 features only (acorn)
 	node --test infra/edge/
 
 deploy: deploy-preflight lambdas $(INFRA_STAMP) ## deploy every stack with CDK (needs AWS credentials and QUEUE_IMAGE=<pushed services/queue image>)
