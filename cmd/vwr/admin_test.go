@@ -13,7 +13,6 @@ import (
 // VWR_URL) and one token reach both tiers' admin APIs; the Tier 1 API URL of
 // old (…/vwr-api) still works for both.
 func TestAdminOneURLBothTiers(t *testing.T) {
-	t.Parallel()
 	const tok = "one-admin-token"
 	base, out := startLocal(t, map[string]string{"VWR_ADMIN_TOKEN": tok, "QUEUE_OPEN_EVENTS": "false"}, "-tier1-tick", "1h")
 	if strings.Contains(out.String(), "unset: both tiers' admin endpoints") {

@@ -265,14 +265,15 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	}
 	rc := &loadtest.RedisCounter{}
 	s.Redis.AddHook(rc)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.URL = "http://" + ln.Addr().String()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if err := s.assemble(runCtx); err != nil {
 		cancel()
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
+		ln.Close()
 		return nil, err
 	}
 	served := make(chan struct{})

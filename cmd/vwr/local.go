@@ -63,6 +63,7 @@ func registerLocal(e localExtension) { localExtensions = append(localExtensions,
 // extensions.
 type localStack struct {
 	Addr  string       // listen address (-addr)
+	URL   string       // where a browser reaches it (the port the kernel gave for :0)
 	Log   *slog.Logger // JSON logs (requests, worker) on stderr
 	Clock clock.Clock
 	// Env is the process environment (tests inject their own).
@@ -165,15 +166,20 @@ func runLocal(ctx context.Context, inv invocation) int {
 	defer s.close()
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "vwr local: listen %s: %v\n", s.Addr, err)
+		fmt.Fprintf(stderr, "vwr local: listen %s: %v\n  Choose another address with -addr (e.g. -addr 127.0.0.1:8081), or `make run PORT=8081`.\n", s.Addr, err)
 		return exitError
 	}
+	s.URL = "http://" + browsable(ln.Addr().String())
 	if err := s.assemble(ctx); err != nil {
 		ln.Close()
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "vwr local: stopped before Redis answered")
+			return exitError
+		}
 		fmt.Fprintf(stderr, "vwr local: %v\n", err)
 		return exitError
 	}
-	s.Notef("serving on http://%s (Ctrl-C to stop)", ln.Addr())
+	s.Notef("serving on %s (Ctrl-C to stop)", s.URL)
 	if err := app.Serve(ctx, ln, s.mux, s.Log, s.jobs...); err != nil {
 		fmt.Fprintf(stderr, "vwr local: %v\n", err)
 		return exitError
@@ -215,6 +221,8 @@ func newLocalStack(addr string, environ map[string]string, stdout, stderr io.Wri
 		if err != nil {
 			return nil, err
 		}
+		// go-redis's own lines (failed dials) in the same format as ours.
+		redisconn.UseLogger(s.Log)
 		s.Redis = rdb
 		s.Notef("using Redis at %s", redisconn.Describe(rdb))
 	}
@@ -275,7 +283,11 @@ func (s *localStack) assemble(ctx context.Context) error {
 		return err
 	}
 	s.Queue = q
-	q.Preload(ctx)
+	// Nothing is mounted, and "serving" is not said, until Redis answers
+	// (and, with configured events, their settings are loaded).
+	if err := q.WaitReady(ctx); err != nil {
+		return err
+	}
 	q.API.Register(s.mux)
 	for _, p := range q.API.Routes() {
 		s.patterns[p] = true

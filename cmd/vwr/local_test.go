@@ -84,6 +84,68 @@ func TestLocalBadArgs(t *testing.T) {
 	}
 }
 
+// TestLocalWaitsForRedisBeforeServing: with REDIS_URL pointing nowhere,
+// `vwr local` never says "serving"; it retries with one line per try, every
+// log line in one format (go-redis's own included), and stops cleanly on
+// Ctrl-C. A port in use names -addr.
+func TestLocalWaitsForRedisBeforeServing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errb := &syncBuf{}, &syncBuf{}
+	done := make(chan int, 1)
+	go func() {
+		done <- dispatch(ctx, invocation{Args: []string{"local", "-addr", "127.0.0.1:0", "-demo"}, Stdout: out, Stderr: errb,
+			Env: map[string]string{"REDIS_URL": "redis://127.0.0.1:1/0"}})
+	}()
+	tries := 0
+	for deadline := time.Now().Add(30 * time.Second); tries < 3; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no three tries in 30s:\n%s\n%s", out, errb)
+		}
+		tries = strings.Count(errb.String(), `"msg":"waiting for dependencies"`)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitError || !strings.Contains(errb.String(), "stopped before Redis answered") {
+			t.Errorf("exit %d after Ctrl-C while waiting:\n%s", code, errb)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("vwr local did not stop while waiting for Redis")
+	}
+	if strings.Contains(out.String(), "serving") {
+		t.Fatalf("said it serves with Redis unreachable:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		if line == "vwr local: stopped before Redis answered" {
+			continue
+		}
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Errorf("a log line in another format: %q", line)
+		}
+	}
+	for _, want := range []string{`"err":"redis at 127.0.0.1:1`, `"retryIn":"500ms"`, `"component":"go-redis"`} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, errb)
+		}
+	}
+	if strings.Contains(errb.String(), "admission pass failed") {
+		t.Errorf("the worker ran before Redis answered:\n%s", errb)
+	}
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var e2 bytes.Buffer
+	code := dispatch(context.Background(), invocation{Args: []string{"local", "-addr", busy.Addr().String()}, Stdout: io.Discard, Stderr: &e2, Env: map[string]string{}})
+	if code != exitError || !strings.Contains(e2.String(), "address already in use") || !strings.Contains(e2.String(), "Choose another address with -addr") {
+		t.Fatalf("port in use: exit %d\n%s", code, e2.String())
+	}
+}
+
 // TestLocalTrustsTheUserHeaderOnlyOnLoopback: vwr local's default trusted
 // header (X-User-Id) would let anyone on the network claim any identity, so a
 // non-loopback -addr needs QUEUE_USER_HEADER set explicitly.

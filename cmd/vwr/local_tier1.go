@@ -127,7 +127,7 @@ func mountTier1(ctx context.Context, s *localStack) error {
 	s.Go(func(ctx context.Context) { <-ctx.Done(); tier1Services.Delete(s) })
 
 	s.Notef("Tier 1 at %s/vwr/… on %s; advancer ticks every %s", Tier1Prefix, storeNote, tick)
-	s.Notef("operate events with: vwr admin <action> -url http://%s -event <id> (vwr admin -h lists the actions)", browsable(s.Addr))
+	s.Notef("operate events with: vwr admin <action> -url %s -event <id> (vwr admin -h lists the actions)", s.URL)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -138,22 +139,23 @@ func mountWeb(ctx context.Context, s *localStack) error {
 		f.event, f.batch, f.threshold, venue.Total(), f.crowd)
 	if !opens.IsZero() {
 		s.Notef("demo: the sale opens at %s; until then arrivals join a pre-queue, drawn by a public-beacon lottery (verify with: vwr verify-draw -event %s -url http://%s%s)",
-			opens.UTC().Format(time.RFC3339), f.event, browsable(s.Addr), Tier1Prefix)
+			opens.UTC().Format(time.RFC3339), f.event, s.URL, Tier1Prefix)
 	}
-	if strings.HasSuffix(s.Addr, ":0") {
-		s.Notef("demo: open /events/%s on the address below", url.PathEscape(f.event))
-	} else {
-		s.Notef("demo: open http://%s/events/%s", browsable(s.Addr), url.PathEscape(f.event))
-	}
+	s.Notef("demo: open %s/events/%s", s.URL, url.PathEscape(f.event))
 	return nil
 }
 
-// browsable turns a listen address like ":8080" into one a browser can open.
+// browsable turns a listen address like ":8080" or "[::]:8080" into one a
+// browser can open.
 func browsable(addr string) string {
-	if len(addr) > 0 && addr[0] == ':' {
-		return "127.0.0.1" + addr
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
 	}
-	return addr
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // crowd is the demo's simulated visitors. A burst of them arrives just

@@ -48,7 +48,7 @@ func TestLocalDemoBadFlags(t *testing.T) {
 func TestLocalDemoWiring(t *testing.T) {
 	env := map[string]string{"QUEUE_ADMIN_TOKEN": "qa", "VWR_ADMIN_TOKEN": "ta"}
 	base, out := startLocal(t, env, "-demo", "-demo-threshold", "2", "-demo-crowd", "2", "-tier1-tick", "1h")
-	if !strings.Contains(out.String(), "demo: open /events/demo") {
+	if !strings.Contains(out.String(), "demo: open "+base+"/events/demo") {
 		t.Fatalf("no URL to open printed:\n%s", out.String())
 	}
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

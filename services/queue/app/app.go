@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1/tier1store"
@@ -64,7 +65,13 @@ type App struct {
 	offset     *clock.Offset // nil when a clock was injected
 	ownsRedis  bool
 	closeTier1 func() error
+	// jobLog is Log for the background jobs: a failure they repeat on
+	// every pass while Redis is down is written once per JobLogEvery.
+	jobLog *slog.Logger
 }
+
+// JobLogEvery is how often a background job's repeated failure is logged.
+const JobLogEvery = 30 * time.Second
 
 // Open validates cfg (after WithDefaults) and builds the runtime. It does not
 // contact Redis; /healthz does.
@@ -77,7 +84,7 @@ func Open(cfg Config, opts Options) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &App{Config: cfg, Log: log, Redis: opts.Redis}
+	a := &App{Config: cfg, Log: log, Redis: opts.Redis, jobLog: applog.Quiet(log, JobLogEvery)}
 	clk := opts.Clock
 	if clk == nil {
 		// Every instance takes "now" from the wall clock shifted to Redis
@@ -117,10 +124,10 @@ func Open(cfg Config, opts Options) (*App, error) {
 			}
 			cs, a.closeTier1 = store, closeStore
 		}
-		a.Settings = queue.NewSettings(cs, cfg.SettingsRefresh.D(), log.With("component", "settings"))
+		a.Settings = queue.NewSettings(cs, cfg.SettingsRefresh.D(), a.jobLog.With("component", "settings"))
 		a.Service.UseSettings(a.Settings)
 	}
-	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), log.With("component", "worker"))
+	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), a.jobLog.With("component", "worker"))
 	a.API = httpapi.New(a.Service, httpapi.Config{
 		Tier1Keys:    a.Tier1Keys,
 		UserHeader:   cfg.UserHeader,
@@ -178,7 +185,7 @@ func (a *App) clockSync(ctx context.Context) {
 			return
 		case <-t.C:
 			if err := a.offset.Sync(ctx, a.Store.Time); err != nil && ctx.Err() == nil {
-				a.Log.Warn("clock offset to Redis not measured; keeping the last one", "err", err.Error())
+				a.jobLog.Warn("clock offset to Redis not measured; keeping the last one", "err", err.Error())
 			}
 		}
 	}
@@ -267,14 +274,87 @@ func (a *App) Preload(ctx context.Context) {
 	}
 }
 
+// ready does what must succeed before an instance says it serves: the
+// scripts are in Redis' cache (so Redis answers), the clock offset to Redis
+// TIME is measured, and, with configured events, their settings are loaded
+// from the settings store.
+func (a *App) ready(ctx context.Context) error {
+	if err := a.Store.Load(ctx); err != nil {
+		return fmt.Errorf("redis at %s: %w", redisconn.Describe(a.Redis), err)
+	}
+	if a.offset != nil {
+		if err := a.offset.Sync(ctx, a.Store.Time); err != nil {
+			return fmt.Errorf("redis at %s: clock: %w", redisconn.Describe(a.Redis), err)
+		}
+	}
+	if a.Settings != nil {
+		if err := a.Settings.Refresh(ctx); err != nil {
+			return fmt.Errorf("event settings store: %w", err)
+		}
+	}
+	return nil
+}
+
+// Readiness retries back off from ReadyRetryMin, doubling, to ReadyRetryMax.
+const (
+	ReadyRetryMin = 250 * time.Millisecond
+	ReadyRetryMax = 5 * time.Second
+)
+
+// WaitReady returns once Redis answers and, with configured events, the
+// settings are loaded, or with ctx's error. Each failed try is one warning
+// ("waiting for dependencies", what failed, the attempt and when the next
+// one is) until the next try; nothing else is logged meanwhile.
+func (a *App) WaitReady(ctx context.Context) error {
+	wait := ReadyRetryMin
+	for attempt := 1; ; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, redisconn.DialTimeout+redisconn.IOTimeout)
+		err := a.ready(rctx)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				a.Log.Info("dependencies ready", "attempts", attempt)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		a.Log.Warn("waiting for dependencies", "err", err.Error(), "attempt", attempt, "retryIn", wait.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, ReadyRetryMax)
+	}
+}
+
 // Run listens on Config.Addr and serves the API plus the admission worker
-// until ctx is done. It is the whole deployable binary.
+// until ctx is done. It is the whole deployable binary. While Redis or the
+// settings store do not answer it serves already (every call is a 503,
+// /healthz included, so a load balancer sends no one) but says only
+// "listening"; once they answer it starts the worker and says "serving".
 func (a *App) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", a.Config.Addr)
 	if err != nil {
-		return fmt.Errorf("QUEUE_LISTEN_ADDR %s: %w", a.Config.Addr, err)
+		return fmt.Errorf("listen %s: %w (choose another address with QUEUE_LISTEN_ADDR)", a.Config.Addr, err)
 	}
-	a.Preload(ctx)
 	a.Log.Info("tier 2 queue listening", "addr", ln.Addr().String(), "redis", redisconn.Describe(a.Redis))
-	return Serve(ctx, ln, a.Handler(), a.Log, a.Jobs()...)
+	jobs := []func(context.Context){func(ctx context.Context) {
+		if a.WaitReady(ctx) != nil {
+			return
+		}
+		a.Log.Info("tier 2 queue serving", "addr", ln.Addr().String(), "redis", redisconn.Describe(a.Redis))
+		var wg sync.WaitGroup
+		for _, job := range a.Jobs() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				job(ctx)
+			}()
+		}
+		wg.Wait()
+	}}
+	return Serve(ctx, ln, a.Handler(), a.Log, jobs...)
 }

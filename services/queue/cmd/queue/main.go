@@ -15,6 +15,7 @@ import (
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/notify"
+	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/services/queue/app"
 )
 
@@ -26,6 +27,7 @@ func main() {
 	cfg, err := app.FromEnv(environ)
 	log := applog.New(os.Stderr, cfg.Log)
 	slog.SetDefault(log)
+	redisconn.UseLogger(log)
 	if err != nil {
 		fail(log, err)
 	}

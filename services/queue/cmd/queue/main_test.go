@@ -133,8 +133,8 @@ func start(t *testing.T, extra ...string) *proc {
 // startEnv runs the binary with env plus an entry secret, the X-User-Id
 // header, open events (so that tests of other matters need no configured
 // event; env may say QUEUE_OPEN_EVENTS=false, the last value wins) and a
-// listen address on port 0, and returns once it logged the address the
-// kernel gave it.
+// listen address on port 0, and returns once it said it serves, at the
+// address the kernel gave it.
 func startEnv(t *testing.T, env []string) *proc {
 	t.Helper()
 	cmd := exec.Command(build(t))
@@ -156,7 +156,7 @@ func startEnv(t *testing.T, env []string) *proc {
 	for p.addr == "" {
 		for _, line := range strings.Split(p.stderr.String(), "\n") {
 			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "tier 2 queue listening" {
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "tier 2 queue serving" {
 				p.addr = l.Addr
 			}
 		}
@@ -190,7 +190,7 @@ func TestServesAndStopsOnSIGTERM(t *testing.T) {
 	if err := p.wait(t, 15*time.Second); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
 	}
-	for _, want := range []string{`"msg":"tier 2 queue listening"`, `"msg":"shutting down"`, "QUEUE_ADMIN_TOKEN is unset"} {
+	for _, want := range []string{`"msg":"tier 2 queue listening"`, `"msg":"tier 2 queue serving"`, `"msg":"shutting down"`, "QUEUE_ADMIN_TOKEN is unset"} {
 		if !strings.Contains(p.stderr.String(), want) {
 			t.Fatalf("log lacks %s:\n%s", want, p.stderr.String())
 		}
@@ -204,3 +204,87 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestWaitsForRedisBeforeServing: with Redis unreachable the binary listens
+// (answering 503, so a load balancer sends no one) but does not say it
+// serves; it retries with one line per try, every line in one format, the
+// go-redis client's own included; a port in use names QUEUE_LISTEN_ADDR.
+func TestWaitsForRedisBeforeServing(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(build(t))
+	cmd.Env = []string{
+		"REDIS_URL=redis://127.0.0.1:1/0",
+		"QUEUE_ENTRY_TOKEN_SECRET=cmd-test-secret-0123456789abcdef-0123456",
+		"QUEUE_LISTEN_ADDR=127.0.0.1:0",
+		"QUEUE_USER_HEADER=X-User-Id",
+		"QUEUE_OPEN_EVENTS=true",
+	}
+	p := &proc{cmd: cmd, stderr: &syncBuf{}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
+
+	type line struct {
+		Level, Msg, Addr, Component string
+		Attempt                     int
+	}
+	lines := func() []line {
+		var out []line
+		for _, raw := range strings.Split(strings.TrimSpace(p.stderr.String()), "\n") {
+			var l line
+			if err := json.Unmarshal([]byte(raw), &l); err != nil {
+				t.Fatalf("a log line that is not JSON: %q", raw)
+			}
+			out = append(out, l)
+		}
+		return out
+	}
+	// Three tries take 250 ms + 500 ms of backoff plus their dials.
+	deadline := time.Now().Add(30 * time.Second)
+	var addr string
+	for tries := 0; tries < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no three tries in 30s:\n%s", p.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+		tries = 0
+		for _, l := range lines() {
+			switch l.Msg {
+			case "tier 2 queue listening":
+				addr = l.Addr
+			case "waiting for dependencies":
+				tries = l.Attempt
+			case "tier 2 queue serving":
+				t.Fatalf("said it serves with Redis unreachable:\n%s", p.stderr.String())
+			}
+		}
+	}
+	if !strings.Contains(p.stderr.String(), "redis at 127.0.0.1:1") || !strings.Contains(p.stderr.String(), `"retryIn":"1s"`) {
+		t.Errorf("the retry lines do not say what failed and when the next try is:\n%s", p.stderr.String())
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("healthz while waiting = %d, want 503", resp.StatusCode)
+	}
+	for _, l := range lines() {
+		if l.Msg == "admission pass failed" {
+			t.Fatalf("the worker ran before Redis answered:\n%s", p.stderr.String())
+		}
+	}
+
+	// Another instance on the same port says which variable moves it.
+	busy := exec.Command(build(t))
+	busy.Env = append([]string{}, cmd.Env...)
+	busy.Env[2] = "QUEUE_LISTEN_ADDR=" + addr
+	out, err := busy.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "address already in use") || !strings.Contains(string(out), "choose another address with QUEUE_LISTEN_ADDR") {
+		t.Fatalf("second instance on %s: %v\n%s", addr, err, out)
+	}
+}
