@@ -99,6 +99,7 @@ func (a *API) routes() []route {
 		{pattern: "GET /api/queue/admin/stats/{eventId}", admin: true, h: a.stats},
 		{pattern: "GET /api/queue/admin/ranking", admin: true, h: a.ranking},
 		{pattern: "GET /healthz", h: a.healthz},
+		{pattern: "GET /livez", h: a.livez},
 	}
 }
 

@@ -267,6 +267,17 @@ func (a *API) ranking(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// livez answers as long as the process serves HTTP, whatever Redis does:
+// it is the load balancer's health check, so a Redis failover (which every
+// task sees at once) does not get every task replaced mid-sale. /healthz,
+// which pings Redis, is for people and dashboards.
+func (a *API) livez(w http.ResponseWriter, r *http.Request) error {
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"ok"})
+	return nil
+}
+
 func (a *API) healthz(w http.ResponseWriter, r *http.Request) error {
 	if err := a.q.Ping(r.Context()); err != nil {
 		if !errors.Is(err, queue.ErrUnavailable) {

@@ -216,6 +216,8 @@ func TestOpenAPIContract(t *testing.T) {
 		}},
 		{name: "ranking defaults", method: "GET", path: "/api/queue/admin/ranking", hdr: admin, status: 200},
 		{name: "healthz", method: "GET", path: "/healthz", status: 200},
+		{name: "livez", method: "GET", path: "/livez", status: 200},
+		{name: "livez POST", method: "POST", path: "/livez", status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "metrics", method: "GET", path: "/metrics", status: 200},
 
 		// 400s
@@ -293,6 +295,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "stats too large", method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, body: big, status: 413, code: "body_too_large", specRejects: true},
 		{name: "ranking too large", method: "GET", path: "/api/queue/admin/ranking", hdr: admin, body: big, status: 413, code: "body_too_large", specRejects: true},
 		{name: "healthz too large", method: "GET", path: "/healthz", body: big, status: 413, code: "body_too_large", specRejects: true},
+		{name: "livez too large", method: "GET", path: "/livez", body: big, status: 413, code: "body_too_large", specRejects: true},
 
 		// 503s
 		{name: "check Redis down", on: deadRedis, method: "POST", path: "/api/queue/check/{ev}", hdr: withPass("p1", 1), status: 503, code: "unavailable"},
@@ -303,6 +306,8 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "stats Redis down", on: deadRedis, method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, status: 503, code: "unavailable"},
 		{name: "ranking Redis down", on: deadRedis, method: "GET", path: "/api/queue/admin/ranking?period=monthly", hdr: admin, status: 503, code: "unavailable"},
 		{name: "healthz Redis down", on: deadRedis, method: "GET", path: "/healthz", status: 503, code: "unavailable"},
+		// The load balancer's check stays green through a Redis outage.
+		{name: "livez Redis down", on: deadRedis, method: "GET", path: "/livez", status: 200},
 	}
 
 	t.Run("exchanges", func(t *testing.T) {
