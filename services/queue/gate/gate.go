@@ -27,6 +27,10 @@ const (
 	TokenCookie = token.EntryCookie
 	// BypassHeader is the seed's CloudFront bypass header. See Config.BypassSecret.
 	BypassHeader = "X-CloudFront-Verified"
+	// OriginVerifyHeader is the header the front door's CloudFront adds to
+	// every request it sends the protected site (an origin custom header,
+	// its value the stack's origin-verify secret). See Config.OriginVerify.
+	OriginVerifyHeader = "X-Vwr-Origin-Verify"
 )
 
 // DefaultPrefixes are the seed's guarded paths: seat selection and booking.
@@ -50,6 +54,13 @@ type Config struct {
 	// or a CloudFront origin custom header) knows keeps the optimisation
 	// without that hole. Empty means the header is ignored.
 	BypassSecret string
+	// OriginVerify, when set, is required of every request, guarded or not:
+	// its X-Vwr-Origin-Verify header must equal this value (constant-time),
+	// else 403 origin_not_verified. CloudFront adds the header on its way to
+	// the site, so a visitor who finds the site's own address and goes
+	// around the front door (and its edge check) is refused. The header is
+	// removed before the site sees the request.
+	OriginVerify string
 	// EventID extracts the event a request is for. Nil means the path
 	// segment right after the guarded prefix (/api/seats/{eventId}/…). An
 	// empty result means the route carries no event and any event's token
@@ -148,6 +159,9 @@ const (
 	CodeRequired = "entry_token_required" // no token presented
 	CodeInvalid  = "entry_token_invalid"  // bad signature/alg/audience/event/user
 	CodeExpired  = "entry_token_expired"  // valid but past exp: queue again
+	// CodeOriginNotVerified: the request did not come through the front
+	// door (Config.OriginVerify).
+	CodeOriginNotVerified = "origin_not_verified"
 )
 
 // denial is the 403 body: the seed's error and redirectTo, plus a code.
@@ -163,6 +177,17 @@ func (g *Gate) Prefixes() []string { return append([]string(nil), g.cfg.Prefixes
 // Wrap guards next.
 func (g *Gate) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.cfg.OriginVerify != "" {
+			v := r.Header.Get(OriginVerifyHeader)
+			r.Header.Del(OriginVerifyHeader)
+			if subtle.ConstantTimeCompare([]byte(v), []byte(g.cfg.OriginVerify)) != 1 {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Cache-Control", "no-store")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(`{"error":"requests reach this site only through its front door","code":"` + CodeOriginNotVerified + `"}` + "\n"))
+				return
+			}
+		}
 		prefix, guarded := g.match(r.URL.Path)
 		if !guarded {
 			next.ServeHTTP(w, r)

@@ -328,3 +328,63 @@ func TestNewRequiresKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginVerify: with OriginVerify set, a request that did not come
+// through the front door (no header, a wrong one, one of another length)
+// is refused on every path, even with a valid entry token; the header
+// never reaches the site.
+func TestOriginVerify(t *testing.T) {
+	t.Parallel()
+	const ov = "origin-verify-0123456789abcdef"
+	b := setup(t, gate.Config{OriginVerify: ov})
+	var sawHeader bool
+	site := b.handler
+	g, err := gate.New(gate.Config{Keys: b.keys, OriginVerify: ov, Clock: clock.NewManual(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peek := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawHeader = r.Header.Get(gate.OriginVerifyHeader) != ""
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	tok := b.entry(t, "E1", "u1", t0.Add(time.Minute))
+	for _, tc := range []struct {
+		name, path, header string
+		withToken          bool
+		want               int
+	}{
+		{"no header, unguarded page", "/", "", false, http.StatusForbidden},
+		{"no header, with a valid token", "/api/seats/E1", "", true, http.StatusForbidden},
+		{"wrong header", "/", "origin-verify-0123456789abcdeX", false, http.StatusForbidden},
+		{"a prefix of the secret", "/", ov[:10], false, http.StatusForbidden},
+		{"the secret with more after it", "/", ov + "x", false, http.StatusForbidden},
+		{"the header, unguarded page", "/", ov, false, http.StatusNoContent},
+		{"the header and a token", "/api/seats/E1", ov, true, http.StatusNoContent},
+		{"the header without a token, guarded", "/api/seats/E1", ov, false, http.StatusForbidden},
+	} {
+		req := httptest.NewRequest("GET", tc.path, nil)
+		if tc.header != "" {
+			req.Header.Set(gate.OriginVerifyHeader, tc.header)
+		}
+		if tc.withToken {
+			req.Header.Set(gate.TokenHeader, tok)
+		}
+		rec := httptest.NewRecorder()
+		site.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s: %d, want %d (%s)", tc.name, rec.Code, tc.want, rec.Body.String())
+		}
+		if tc.want == http.StatusForbidden && tc.header != ov && decode(t, rec)["code"] != gate.CodeOriginNotVerified {
+			t.Errorf("%s: body %s", tc.name, rec.Body.String())
+		}
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set(gate.OriginVerifyHeader, ov)
+	peek.ServeHTTP(httptest.NewRecorder(), req)
+	if sawHeader {
+		t.Error("the origin-verify header reached the site")
+	}
+	if err := (gate.Settings{OriginVerify: "short"}).Validate(); err == nil || !strings.Contains(err.Error(), "QUEUE_GATE_ORIGIN_VERIFY") {
+		t.Errorf("a short QUEUE_GATE_ORIGIN_VERIFY: %v", err)
+	}
+}

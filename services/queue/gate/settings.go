@@ -18,6 +18,7 @@ type Settings struct {
 	Prefixes     envconf.List `env:"QUEUE_GATE_PREFIXES"`
 	UserHeader   string       `env:"QUEUE_GATE_USER_HEADER"`
 	BypassSecret string       `env:"QUEUE_GATE_BYPASS_SECRET"`
+	OriginVerify string       `env:"QUEUE_GATE_ORIGIN_VERIFY"`
 	Deny         string       `env:"QUEUE_GATE_DENY"`
 	RedirectTo   string       `env:"QUEUE_GATE_REDIRECT_TO"`
 }
@@ -29,6 +30,7 @@ func (s Settings) Config(keys *token.KeyRing, clk clock.Clock) Config {
 		Prefixes:     s.Prefixes,
 		UserHeader:   s.UserHeader,
 		BypassSecret: s.BypassSecret,
+		OriginVerify: s.OriginVerify,
 		Deny:         s.Deny,
 		RedirectTo:   s.RedirectTo,
 		Clock:        clk,
@@ -50,6 +52,9 @@ func (s Settings) Validate() error {
 	case "", DenyAuto, DenyJSON, DenyRedirect:
 	default:
 		errs = append(errs, fmt.Errorf("QUEUE_GATE_DENY must be auto, json or redirect, not %q", s.Deny))
+	}
+	if v := s.OriginVerify; v != "" && (len(v) < 16 || strings.ContainsAny(v, "\r\n")) {
+		errs = append(errs, errors.New("QUEUE_GATE_ORIGIN_VERIFY: at least 16 characters on one line (the front door's origin-verify secret)"))
 	}
 	if r := s.RedirectTo; r != "" && !validRedirect(r) {
 		errs = append(errs, fmt.Errorf("QUEUE_GATE_REDIRECT_TO: %q must be a path (/vwr/queue.html?event={event}) or an http(s) URL", r))
