@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -38,11 +39,28 @@ type Config struct {
 	// front door behaviour (vwr:tier2, default true).
 	Tier2 bool
 	// OriginPrefixList is the id of the region's managed prefix list
-	// com.amazonaws.global.cloudfront.origin-facing (vwr:cloudFrontPrefixList,
-	// `aws ec2 describe-managed-prefix-lists`). When set, the Tier 2 load
-	// balancer admits only CloudFront; empty leaves it open to the internet.
+	// com.amazonaws.global.cloudfront.origin-facing (vwr:cloudFrontPrefixList).
+	// The Tier 2 load balancer admits only that list; empty looks its id up
+	// at deploy time.
 	OriginPrefixList string
+	// DomainName and CertificateARN put the front door on the shop's own
+	// hostname (vwr:domainName, vwr:certificateArn: an ACM certificate in
+	// us-east-1 covering it); both or neither.
+	DomainName, CertificateARN string
+	// AdvancerReservedConcurrency, when above 0, reserves that many
+	// concurrent advancers (vwr:advancerReservedConcurrency). Off by default:
+	// a new account's Lambda quota of 10 cannot spare it, and tick slots make
+	// overlapping runs safe.
+	AdvancerReservedConcurrency int
+	// QueueRepository names an existing ECR repository for the Tier 2 image
+	// (vwr:queueRepository); empty has the VwrRegistry stack create one.
+	QueueRepository string
 }
+
+var (
+	domainRE = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	repoRE   = regexp.MustCompile(`^[a-z0-9]+([._/-][a-z0-9]+)*$`)
+)
 
 // FrontDoorRegion is where CloudFront-scope resources must be created.
 const FrontDoorRegion = "us-east-1"
@@ -91,6 +109,10 @@ func ConfigFromContext(app awscdk.App) (Config, error) {
 	str("vwr:staticDir", &c.StaticDir)
 	str("vwr:edgeDir", &c.EdgeDir)
 	str("vwr:cloudFrontPrefixList", &c.OriginPrefixList)
+	str("vwr:domainName", &c.DomainName)
+	str("vwr:certificateArn", &c.CertificateARN)
+	str("vwr:queueRepository", &c.QueueRepository)
+	num("vwr:advancerReservedConcurrency", &c.AdvancerReservedConcurrency)
 	num("vwr:advancerTicks", &c.AdvancerTicks)
 	num("vwr:advancerTickSeconds", &c.AdvancerTickSeconds)
 	key := "vwr:tier2"
@@ -114,6 +136,21 @@ func (c Config) Validate() error {
 	}
 	if c.OriginPrefixList != "" && !strings.HasPrefix(c.OriginPrefixList, "pl-") {
 		errs = append(errs, errors.New("context vwr:cloudFrontPrefixList must be a prefix list id (pl-…)"))
+	}
+	if (c.DomainName == "") != (c.CertificateARN == "") {
+		errs = append(errs, errors.New("context vwr:domainName and vwr:certificateArn go together: the hostname and an ACM certificate for it in us-east-1"))
+	}
+	if c.DomainName != "" && !domainRE.MatchString(c.DomainName) {
+		errs = append(errs, fmt.Errorf("context vwr:domainName %q is not a host name", c.DomainName))
+	}
+	if c.CertificateARN != "" && !strings.HasPrefix(c.CertificateARN, "arn:aws:acm:"+FrontDoorRegion+":") {
+		errs = append(errs, errors.New("context vwr:certificateArn must be an ACM certificate in us-east-1 (arn:aws:acm:us-east-1:…), where CloudFront reads certificates"))
+	}
+	if c.AdvancerReservedConcurrency < 0 || c.AdvancerReservedConcurrency > 10 {
+		errs = append(errs, errors.New("context vwr:advancerReservedConcurrency must be in [0, 10] (0: none reserved)"))
+	}
+	if c.QueueRepository != "" && !repoRE.MatchString(c.QueueRepository) {
+		errs = append(errs, fmt.Errorf("context vwr:queueRepository %q is not an ECR repository name", c.QueueRepository))
 	}
 	if c.AdvancerTicks < 1 || c.AdvancerTicks > 12 {
 		errs = append(errs, errors.New("context vwr:advancerTicks must be in [1, 12]"))

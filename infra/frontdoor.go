@@ -4,11 +4,15 @@ import (
 	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -26,6 +30,12 @@ type FrontDoorStackProps struct {
 	ProtectedOrigin string
 	// StaticDir is static/vwr; EdgeDir holds the CloudFront Functions.
 	StaticDir, EdgeDir string
+	// OriginVerifyName is the secret (replicated to us-east-1) whose field
+	// "value" CloudFront sends every origin as X-Vwr-Origin-Verify.
+	OriginVerifyName string
+	// DomainName and CertificateARN, when set, serve the front door on the
+	// shop's own hostname.
+	DomainName, CertificateARN string
 }
 
 // FrontDoorStack is CloudFront in front of everything: the waiting page from
@@ -42,7 +52,19 @@ type FrontDoorStack struct {
 	StatusCache  awscloudfront.CachePolicy
 	DrawCache    awscloudfront.CachePolicy
 	WebACL       awswafv2.CfnWebACL
+	// Topic receives the front door's alarms (CloudWatch alarms notify
+	// topics in their own region, and CloudFront's metrics live here).
+	Topic       awssns.Topic
+	Edge5xxRate awscloudwatch.Alarm
 }
+
+// OriginVerifyHeader is the header CloudFront adds on its way to every
+// origin (gate.OriginVerifyHeader, which the site's gate may require).
+const OriginVerifyHeader = "X-Vwr-Origin-Verify"
+
+// Edge5xxPercent is the share of 5xx answers at the edge, over five minutes,
+// that raises the front door's alarm.
+const Edge5xxPercent = 5
 
 // Status cache TTLs: the status document says max-age=1, and CloudFront
 // keeps it for 1 to 5 s, so a waiting poll costs no Lambda call.
@@ -194,15 +216,22 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		QueryStringBehavior: awscloudfront.OriginRequestQueryStringBehavior_All(),
 		HeaderBehavior:      awscloudfront.OriginRequestHeaderBehavior_AllowList(jsii.String("Idempotency-Key")),
 	})
+	// Every origin gets the origin-verify header: a dynamic reference that
+	// CloudFormation resolves from the secret's us-east-1 replica, so the
+	// value is in no template.
+	verify := &map[string]*string{OriginVerifyHeader: awscdk.SecretValue_SecretsManager(jsii.String(props.OriginVerifyName),
+		&awscdk.SecretsManagerSecretOptions{JsonField: jsii.String("value")}).UnsafeUnwrap()}
 	apiDomain := awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), props.APIEndpoint, nil))
 	apiOrigin := awscloudfrontorigins.NewHttpOrigin(apiDomain, &awscloudfrontorigins.HttpOriginProps{
 		ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTPS_ONLY,
+		CustomHeaders:  verify,
 	})
 	siteOrigin := awscloudfrontorigins.NewHttpOrigin(jsii.String(props.ProtectedOrigin), &awscloudfrontorigins.HttpOriginProps{
 		ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTPS_ONLY,
+		CustomHeaders:  verify,
 	})
 
-	s.Distribution = awscloudfront.NewDistribution(stack, jsii.String("Distribution"), &awscloudfront.DistributionProps{
+	dp := &awscloudfront.DistributionProps{
 		Comment:     jsii.String("vwr front door"),
 		WebAclId:    s.WebACL.AttrArn(),
 		HttpVersion: awscloudfront.HttpVersion_HTTP2_AND_3,
@@ -216,7 +245,15 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 			OriginRequestPolicy:  awscloudfront.OriginRequestPolicy_ALL_VIEWER_EXCEPT_HOST_HEADER(),
 			FunctionAssociations: viewer(s.EdgeCheck),
 		},
-	})
+	}
+	if props.DomainName != "" {
+		// The shop's own hostname: without it only d….cloudfront.net is
+		// guarded, and visitors on the shop's name skip the edge.
+		dp.DomainNames = jsii.Strings(props.DomainName)
+		dp.Certificate = awscertificatemanager.Certificate_FromCertificateArn(stack, jsii.String("Certificate"), jsii.String(props.CertificateARN))
+		dp.MinimumProtocolVersion = awscloudfront.SecurityPolicyProtocol_TLS_V1_2_2021
+	}
+	s.Distribution = awscloudfront.NewDistribution(stack, jsii.String("Distribution"), dp)
 	// Behaviours are matched in the order added: the status and draw paths
 	// before the rest of the API.
 	s.Distribution.AddBehavior(jsii.String(PathAPIStatus), apiOrigin, &awscloudfront.AddBehaviorOptions{
@@ -249,6 +286,7 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		// on the ALB for end-to-end TLS).
 		s.Distribution.AddBehavior(jsii.String(PathTier2), awscloudfrontorigins.NewHttpOrigin(props.Tier2Domain, &awscloudfrontorigins.HttpOriginProps{
 			ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTP_ONLY,
+			CustomHeaders:  verify,
 		}), &awscloudfront.AddBehaviorOptions{
 			ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
 			AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_ALL(),
@@ -284,7 +322,33 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		Value: s.Distribution.DistributionDomainName(), Description: jsii.String("The front door: https://<this>/vwr/?event=<id>"),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("EdgeKeysArn"), &awscdk.CfnOutputProps{
-		Value: s.EdgeKeys.KeyValueStoreArn(), Description: jsii.String("KeyValueStore to copy the Tier 1 keys into (kid -> secret)"),
+		Value: s.EdgeKeys.KeyValueStoreArn(), Description: jsii.String("KeyValueStore of the Tier 1 keys (kid -> secret); vwr admin edge-keys sync fills it"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: s.Distribution.DistributionId()})
+	if props.DomainName != "" {
+		awscdk.NewCfnOutput(stack, jsii.String("CustomDomain"), &awscdk.CfnOutputProps{
+			Value:       jsii.String(props.DomainName),
+			Description: jsii.String("Point this name at DistributionDomain (Route 53 alias, or a CNAME)"),
+		})
+	}
+
+	// CloudFront's metrics live in us-east-1, and an alarm notifies only a
+	// topic of its own region: the front door has its own topic.
+	s.Topic = awssns.NewTopic(stack, jsii.String("EdgeAlarms"), &awssns.TopicProps{DisplayName: jsii.String("vwr front door alarms")})
+	s.Edge5xxRate = awscloudwatch.NewAlarm(stack, jsii.String("Edge5xxRate"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String("More than 5% of the front door's answers were 5xx for 5 minutes (origin, Lambda, or edge function errors)"),
+		Metric: s.Distribution.Metric5xxErrorRate(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Average"),
+		}),
+		Threshold:          jsii.Number(Edge5xxPercent),
+		EvaluationPeriods:  jsii.Number(5),
+		DatapointsToAlarm:  jsii.Number(5),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	s.Edge5xxRate.AddAlarmAction(awscloudwatchactions.NewSnsAction(s.Topic))
+	awscdk.NewCfnOutput(stack, jsii.String("EdgeAlarmTopicArn"), &awscdk.CfnOutputProps{
+		Value: s.Topic.TopicArn(), Description: jsii.String("Subscribe the on-call address here too (the front door's alarms)"),
 	})
 	return s
 }

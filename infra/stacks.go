@@ -6,8 +6,9 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// VWR is the whole deployment: four stacks.
+// VWR is the whole deployment: five stacks.
 type VWR struct {
+	Registry  *RegistryStack // nil when Config.Tier2 is false
 	FrontDoor *FrontDoorStack
 	Tier1     *Tier1Stack
 	Tier2     *Tier2Stack // nil when Config.Tier2 is false
@@ -28,20 +29,27 @@ func NewVWR(scope constructs.Construct, cfg Config) *VWR {
 	}
 	v := &VWR{}
 	v.Tier1 = NewTier1Stack(scope, "VwrTier1", &Tier1StackProps{
-		StackProps:          *env(cfg.Region),
-		LambdaDir:           cfg.LambdaDir,
-		AdvancerTicks:       cfg.AdvancerTicks,
-		AdvancerTickSeconds: cfg.AdvancerTickSeconds,
+		StackProps:                  *env(cfg.Region),
+		LambdaDir:                   cfg.LambdaDir,
+		AdvancerTicks:               cfg.AdvancerTicks,
+		AdvancerTickSeconds:         cfg.AdvancerTickSeconds,
+		AdvancerReservedConcurrency: cfg.AdvancerReservedConcurrency,
 	})
 	fd := &FrontDoorStackProps{
-		StackProps:      *env(FrontDoorRegion),
-		APIEndpoint:     v.Tier1.API.ApiEndpoint(),
-		ProtectedOrigin: cfg.ProtectedOrigin,
-		StaticDir:       cfg.StaticDir,
-		EdgeDir:         cfg.EdgeDir,
+		StackProps:       *env(FrontDoorRegion),
+		APIEndpoint:      v.Tier1.API.ApiEndpoint(),
+		ProtectedOrigin:  cfg.ProtectedOrigin,
+		StaticDir:        cfg.StaticDir,
+		EdgeDir:          cfg.EdgeDir,
+		OriginVerifyName: v.Tier1.OriginVerifyName,
+		DomainName:       cfg.DomainName,
+		CertificateARN:   cfg.CertificateARN,
 	}
 	if cfg.Tier2 {
+		rp := &RegistryStackProps{StackProps: *env(cfg.Region), ExistingRepository: cfg.QueueRepository}
+		v.Registry = NewRegistryStack(scope, "VwrRegistry", rp)
 		v.Tier2 = NewTier2Stack(scope, "VwrTier2", &Tier2StackProps{
+			Repository:       v.Registry.Repository,
 			StackProps:       *env(cfg.Region),
 			Tier1KeysARN:     v.Tier1.KeysSecret.SecretArn(),
 			AdmittedQueue:    v.Tier1.AdmittedQueue,
@@ -52,6 +60,9 @@ func NewVWR(scope constructs.Construct, cfg Config) *VWR {
 		fd.Tier2Domain = v.Tier2.Service.LoadBalancer().LoadBalancerDnsName()
 	}
 	v.FrontDoor = NewFrontDoorStack(scope, "VwrFrontDoor", fd)
-	v.Ops = NewOpsStack(scope, "VwrOps", &OpsStackProps{StackProps: *env(cfg.Region), Tier1: v.Tier1, Tier2: v.Tier2})
+	// The front door reads the origin-verify secret's replica by name: the
+	// secret must exist before it deploys.
+	v.FrontDoor.AddDependency(v.Tier1.Stack, jsii.String("the origin-verify secret's us-east-1 replica"))
+	v.Ops = NewOpsStack(scope, "VwrOps", &OpsStackProps{StackProps: *env(cfg.Region), Tier1: v.Tier1, Tier2: v.Tier2, FrontDoor: v.FrontDoor})
 	return v
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +25,7 @@ const testRegion = "eu-west-1"
 
 type synthesised struct {
 	app       *VWR
-	templates map[string]cfn // by stack: FrontDoor, Tier1, Tier2, Ops
+	templates map[string]cfn // by stack: Registry, FrontDoor, Tier1, Tier2, Ops
 	raw       map[string]assertions.Template
 	err       error
 }
@@ -72,7 +71,7 @@ func synth(t *testing.T) synthesised {
 		synthOut.app = v
 		synthOut.templates = map[string]cfn{}
 		synthOut.raw = map[string]assertions.Template{}
-		for name, st := range map[string]awscdk.Stack{"FrontDoor": v.FrontDoor.Stack, "Tier1": v.Tier1.Stack, "Tier2": v.Tier2.Stack, "Ops": v.Ops.Stack} {
+		for name, st := range map[string]awscdk.Stack{"Registry": v.Registry.Stack, "FrontDoor": v.FrontDoor.Stack, "Tier1": v.Tier1.Stack, "Tier2": v.Tier2.Stack, "Ops": v.Ops.Stack} {
 			tpl := assertions.Template_FromStack(st, nil)
 			synthOut.raw[name] = tpl
 			b, err := json.Marshal(*tpl.ToJSON())
@@ -124,7 +123,8 @@ func js(v any) string {
 // resources returns a template's resources of one type, by logical id.
 func (c cfn) resources(typ string) map[string]map[string]any {
 	out := map[string]map[string]any{}
-	for id, r := range get(c, "Resources").(map[string]any) {
+	all, _ := get(c, "Resources").(map[string]any)
+	for id, r := range all {
 		if m, ok := r.(map[string]any); ok && m["Type"] == typ {
 			out[id] = m
 		}
@@ -150,11 +150,19 @@ func (c cfn) byConstruct(typ, construct string) (string, map[string]any) {
 	return "", nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// templateOf synthesises one stack of an app built from cfg (for the tests
+// of context keys that change a template).
+func templateOf(t *testing.T, cfg Config, pick func(*VWR) awscdk.Stack) cfn {
+	t.Helper()
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	v := NewVWR(app, cfg)
+	b, err := json.Marshal(*assertions.Template_FromStack(pick(v), nil).ToJSON())
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(out)
-	return out
+	var c cfn
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

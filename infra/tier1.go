@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
@@ -32,6 +33,9 @@ type Tier1StackProps struct {
 	LambdaDir string
 	// AdvancerTicks × AdvancerTickSeconds is one scheduled run's length.
 	AdvancerTicks, AdvancerTickSeconds int
+	// AdvancerReservedConcurrency reserves concurrency for the advancer
+	// when above 0 (Config.AdvancerReservedConcurrency).
+	AdvancerReservedConcurrency int
 }
 
 // Tier1Stack is the serverless front door's back end: the HTTP API, one Go
@@ -45,6 +49,13 @@ type Tier1Stack struct {
 	Events, Positions, Processed, Stats  awsdynamodb.Table
 	AdmittedQueue, AdmittedDLQ, Failures awssqs.Queue
 	KeysSecret                           awssecretsmanager.Secret
+	// OriginVerify is the value CloudFront adds to every request it sends
+	// an origin (X-Vwr-Origin-Verify), under OriginVerifyName, replicated
+	// to us-east-1 where the front door reads it.
+	OriginVerify     awssecretsmanager.Secret
+	OriginVerifyName string
+	// API429 counts the API's 429 answers, from its access log.
+	API429 awscloudwatch.Metric
 }
 
 // lambdaSpec is one function: its construct id (template.yaml's logical id),
@@ -70,6 +81,9 @@ var Tier1Functions = []lambdaSpec{
 	{ID: "AdvancerFunction", Dir: "advancer", Description: "Scheduled serving-counter advancer", Timeout: 0, Memory: 1024}, // set from the ticks
 	{ID: "AdmittedConsumerFunction", Dir: "admitted-consumer", Description: "Counts each SQS admitted notification once per event and minute", Timeout: 10},
 }
+
+// MetricAPI429 is the metric the access log's 429s become (vwr/tier1).
+const MetricAPI429 = "Api429"
 
 // ConsumerTimeoutSeconds is the consumer's timeout; the queue's visibility
 // timeout is six times it, as AWS advises for SQS event sources.
@@ -167,6 +181,25 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 
+	// The origin-verify value: CloudFront sends it to every origin, so the
+	// protected site's gate can refuse whoever goes around the front door
+	// (docs/gate.md). The front door, in us-east-1, reads it by name there.
+	s.OriginVerifyName = "vwr/" + *stack.StackName() + "/origin-verify"
+	ovProps := &awssecretsmanager.SecretProps{
+		SecretName:  jsii.String(s.OriginVerifyName),
+		Description: jsii.String(`vwr origin-verify header value {"value":…}: CloudFront sends it as X-Vwr-Origin-Verify`),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			SecretStringTemplate: jsii.String(`{}`),
+			GenerateStringKey:    jsii.String("value"),
+			PasswordLength:       jsii.Number(48),
+			ExcludePunctuation:   jsii.Bool(true),
+		},
+	}
+	if r := props.Env; r == nil || r.Region == nil || *r.Region != FrontDoorRegion {
+		ovProps.ReplicaRegions = &[]*awssecretsmanager.ReplicaRegion{{Region: jsii.String(FrontDoorRegion)}}
+	}
+	s.OriginVerify = awssecretsmanager.NewSecret(stack, jsii.String("OriginVerifySecret"), ovProps)
+
 	// The functions. Every one gets the same base environment as
 	// template.yaml's Globals; names only, no key material.
 	advancerTimeout := float64(props.AdvancerTicks*props.AdvancerTickSeconds + 30)
@@ -201,9 +234,13 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 			Environment:  &env,
 		}
 		if spec.ID == "AdvancerFunction" {
-			// One advancer at a time; a failed run is not retried (next
+			// Overlapping runs are safe (each tick slot is raised once), so
+			// no concurrency is reserved unless asked: a new account's quota
+			// of 10 cannot spare it. A failed run is not retried (next
 			// minute's run is the retry) and lands on the failure queue.
-			fp.ReservedConcurrentExecutions = jsii.Number(1)
+			if props.AdvancerReservedConcurrency > 0 {
+				fp.ReservedConcurrentExecutions = jsii.Number(float64(props.AdvancerReservedConcurrency))
+			}
 			fp.RetryAttempts = jsii.Number(0)
 			fp.OnFailure = awslambdadestinations.NewSqsDestination(s.Failures)
 		}
@@ -263,6 +300,21 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 		DestinationArn: accessLogs.LogGroupArn(),
 		Format:         jsii.String(`{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","method":"$context.httpMethod","route":"$context.routeKey","status":"$context.status","latencyMs":"$context.responseLatency","integrationError":"$context.integrationErrorMessage"}`),
 	})
+	// 429s (the stage's throttle, or a handler's per-client bound) as a
+	// metric, from the access log: the HTTP API's own metrics fold them
+	// into 4xx.
+	awslogs.NewMetricFilter(stack, jsii.String("Api429Filter"), &awslogs.MetricFilterProps{
+		LogGroup:        accessLogs,
+		FilterPattern:   awslogs.FilterPattern_StringValue(jsii.String("$.status"), jsii.String("="), jsii.String("429")),
+		MetricNamespace: jsii.String(tier1api.Namespace),
+		MetricName:      jsii.String(MetricAPI429),
+		MetricValue:     jsii.String("1"),
+		DefaultValue:    jsii.Number(0),
+	})
+	s.API429 = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(tier1api.Namespace), MetricName: jsii.String(MetricAPI429),
+		Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Sum"),
+	})
 	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
 		ThrottlingBurstLimit: jsii.Number(5000),
 		ThrottlingRateLimit:  jsii.Number(10000),
@@ -292,7 +344,8 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 	}
 	out("ApiUrl", s.API.ApiEndpoint(), "Tier 1 HTTP API base URL (CloudFront's /vwr-api/* origin)")
 	out("AdmittedQueueUrl", s.AdmittedQueue.QueueUrl(), "SQS_QUEUE_URL for the Tier 2 queue service")
-	out("Tier1KeysSecretArn", s.KeysSecret.SecretArn(), "Pass keys (rotate here, then copy to the edge KeyValueStore)")
+	out("Tier1KeysSecretArn", s.KeysSecret.SecretArn(), "Pass keys: vwr admin edge-keys sync copies them to the edge (make deploy runs it)")
+	out("OriginVerifySecretName", jsii.String(s.OriginVerifyName), "X-Vwr-Origin-Verify value CloudFront sends the origins (field value; QUEUE_GATE_ORIGIN_VERIFY)")
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapplicationautoscaling"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecr"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecspatterns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticache"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -28,39 +30,62 @@ type Tier2StackProps struct {
 	// holds each event's durable Tier 2 settings (docs/tier2-store.md), which
 	// bin/queue reads (configured events only).
 	EventsTable, PositionsTable awsdynamodb.ITable
-	// OriginPrefixList, when set, is the only source the load balancer
-	// admits (CloudFront's origin-facing prefix list).
+	// OriginPrefixList is the only source the load balancer admits
+	// (CloudFront's origin-facing prefix list); empty looks it up at deploy
+	// time.
 	OriginPrefixList string
+	// Repository holds the queue image (the registry stack's).
+	Repository awsecr.IRepository
 }
 
 // Tier2Stack is the per-event queue: bin/queue on Fargate behind an ALB,
 // on ElastiCache (Valkey, cluster mode, TLS, auth token) in a 2-AZ VPC.
 type Tier2Stack struct {
 	awscdk.Stack
-	Vpc        awsec2.Vpc
-	Cache      awselasticache.CfnReplicationGroup
-	CacheAuth  awssecretsmanager.Secret
-	Service    awsecspatterns.ApplicationLoadBalancedFargateService
-	ImageParam awscdk.CfnParameter
-	// Shards is the cache's node groups, for the Ops alarms.
-	Shards int
+	Vpc       awsec2.Vpc
+	Cache     awselasticache.CfnReplicationGroup
+	CacheAuth awssecretsmanager.Secret
+	Service   awsecspatterns.ApplicationLoadBalancedFargateService
+	ImageTag  awscdk.CfnParameter
+	// PrefixListLookup finds CloudFront's origin-facing prefix list at
+	// deploy time; nil when the id was given.
+	PrefixListLookup customresources.AwsCustomResource
+	// Shards is the cache's node groups and NodesPerShard the nodes of
+	// each (a primary and its replicas), for the Ops alarms.
+	Shards, NodesPerShard int
 }
 
 // QueuePort is bin/queue's listen port in the container.
 const QueuePort = 8080
 
+// Tier2MinTasks and Tier2MaxTasks bound the service's autoscaling.
+const (
+	Tier2MinTasks = 2
+	Tier2MaxTasks = 20
+)
+
+// CloudFrontOriginFacing is the AWS-managed prefix list of CloudFront's
+// origin-facing servers, the same name in every region.
+const CloudFrontOriginFacing = "com.amazonaws.global.cloudfront.origin-facing"
+
+// HealthCheckPath is what the load balancer asks each task: /livez answers
+// without Redis, so an ElastiCache failover does not mark every task
+// unhealthy at once (/healthz pings Redis, for people).
+const HealthCheckPath = "/livez"
+
 // NewTier2Stack builds the stack. Synthesis needs no Docker: the image is a
-// parameter (build services/queue/Dockerfile and push it; README, Deploy).
+// tag in the registry stack's repository, a parameter (make deploy pushes
+// services/queue/Dockerfile there and passes the tag; docs/deploy.md).
 func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps) *Tier2Stack {
 	sp := props.StackProps
 	sp.Description = jsii.String("vwr Tier 2: queue service on Fargate, ElastiCache (Valkey, cluster mode, TLS), VPC")
 	stack := awscdk.NewStack(scope, &id, &sp)
-	s := &Tier2Stack{Stack: stack, Shards: 2}
+	s := &Tier2Stack{Stack: stack, Shards: 2, NodesPerShard: 2}
 
-	s.ImageParam = awscdk.NewCfnParameter(stack, jsii.String("QueueImageUri"), &awscdk.CfnParameterProps{
+	s.ImageTag = awscdk.NewCfnParameter(stack, jsii.String("QueueImageTag"), &awscdk.CfnParameterProps{
 		Type:           jsii.String("String"),
-		AllowedPattern: jsii.String(".+"),
-		Description:    jsii.String("Image of services/queue/Dockerfile, e.g. 123456789012.dkr.ecr.eu-west-1.amazonaws.com/vwr-queue:v1"),
+		AllowedPattern: jsii.String("[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"),
+		Description:    jsii.String("Tag of the services/queue/Dockerfile image in the registry stack's repository (make deploy pushes it and passes the tag)"),
 	})
 	nodeType := awscdk.NewCfnParameter(stack, jsii.String("CacheNodeType"), &awscdk.CfnParameterProps{
 		Type: jsii.String("String"), Default: "cache.r7g.large",
@@ -99,7 +124,7 @@ func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps
 		ClusterMode:                 jsii.String("enabled"),
 		CacheParameterGroupName:     jsii.String("default.valkey8.cluster.on"),
 		NumNodeGroups:               jsii.Number(float64(s.Shards)),
-		ReplicasPerNodeGroup:        jsii.Number(1),
+		ReplicasPerNodeGroup:        jsii.Number(float64(s.NodesPerShard - 1)),
 		AutomaticFailoverEnabled:    jsii.Bool(true),
 		MultiAzEnabled:              jsii.Bool(true),
 		TransitEncryptionEnabled:    jsii.Bool(true),
@@ -134,17 +159,24 @@ func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps
 		Cluster:        cluster,
 		Cpu:            jsii.Number(1024),
 		MemoryLimitMiB: jsii.Number(2048),
-		DesiredCount:   jsii.Number(2),
+		DesiredCount:   jsii.Number(Tier2MinTasks),
 		// Deployments replace tasks without dropping below the desired count.
 		MinHealthyPercent: jsii.Number(100),
+		// A deployment whose tasks never turn healthy (an image that does not
+		// start, a missing secret) rolls back within minutes instead of
+		// holding the stack in CREATE/UPDATE_IN_PROGRESS for hours.
+		CircuitBreaker:         &awsecs.DeploymentCircuitBreaker{Enable: jsii.Bool(true), Rollback: jsii.Bool(true)},
+		HealthCheckGracePeriod: awscdk.Duration_Seconds(jsii.Number(30)),
 		RuntimePlatform: &awsecs.RuntimePlatform{
 			CpuArchitecture:       awsecs.CpuArchitecture_ARM64(),
 			OperatingSystemFamily: awsecs.OperatingSystemFamily_LINUX(),
 		},
 		PublicLoadBalancer: jsii.Bool(true),
-		OpenListener:       jsii.Bool(props.OriginPrefixList == ""),
+		// Only CloudFront may reach it (the ingress rule below).
+		OpenListener: jsii.Bool(false),
 		TaskImageOptions: &awsecspatterns.ApplicationLoadBalancedTaskImageOptions{
-			Image:         awsecs.ContainerImage_FromRegistry(s.ImageParam.ValueAsString(), nil),
+			// Grants the task execution role pull rights on this repository.
+			Image:         awsecs.ContainerImage_FromEcrRepository(props.Repository, s.ImageTag.ValueAsString()),
 			ContainerPort: jsii.Number(QueuePort),
 			LogDriver:     awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: jsii.String("queue"), LogGroup: logs}),
 			Environment: &map[string]*string{
@@ -165,16 +197,31 @@ func NewTier2Stack(scope constructs.Construct, id string, props *Tier2StackProps
 			},
 		},
 	})
-	if props.OriginPrefixList != "" {
-		s.Service.LoadBalancer().Connections().AllowFrom(awsec2.Peer_PrefixList(jsii.String(props.OriginPrefixList)),
-			awsec2.Port_Tcp(jsii.Number(80)), jsii.String("CloudFront origin-facing servers only"))
+	prefixList := props.OriginPrefixList
+	if prefixList == "" {
+		// Looked up at deploy time: the id differs by region, and a lookup at
+		// synthesis would need credentials and an account.
+		call := &customresources.AwsSdkCall{
+			Service: jsii.String("EC2"), Action: jsii.String("describeManagedPrefixLists"),
+			Parameters:         map[string]any{"Filters": []map[string]any{{"Name": "prefix-list-name", "Values": []string{CloudFrontOriginFacing}}}},
+			PhysicalResourceId: customresources.PhysicalResourceId_FromResponse(jsii.String("PrefixLists.0.PrefixListId")),
+		}
+		s.PrefixListLookup = customresources.NewAwsCustomResource(stack, jsii.String("CloudFrontPrefixList"), &customresources.AwsCustomResourceProps{
+			OnCreate: call, OnUpdate: call,
+			// DescribeManagedPrefixLists has no resource-level permissions.
+			Policy:              customresources.AwsCustomResourcePolicy_FromSdkCalls(&customresources.SdkCallsPolicyOptions{Resources: customresources.AwsCustomResourcePolicy_ANY_RESOURCE()}),
+			InstallLatestAwsSdk: jsii.Bool(false),
+		})
+		prefixList = *s.PrefixListLookup.GetResponseField(jsii.String("PrefixLists.0.PrefixListId"))
 	}
+	s.Service.LoadBalancer().Connections().AllowFrom(awsec2.Peer_PrefixList(jsii.String(prefixList)),
+		awsec2.Port_Tcp(jsii.Number(80)), jsii.String("CloudFront origin-facing servers only"))
 	s.Service.TargetGroup().ConfigureHealthCheck(&awselasticloadbalancingv2.HealthCheck{
-		Path: jsii.String("/healthz"), HealthyHttpCodes: jsii.String("200"),
+		Path: jsii.String(HealthCheckPath), HealthyHttpCodes: jsii.String("200"),
 	})
 	queueSG := (*s.Service.Service().Connections().SecurityGroups())[0]
 	cacheSG.AddIngressRule(queueSG, awsec2.Port_Tcp(jsii.Number(6379)), jsii.String("the queue service"), nil)
-	scaling := s.Service.Service().AutoScaleTaskCount(&awsapplicationautoscaling.EnableScalingProps{MinCapacity: jsii.Number(2), MaxCapacity: jsii.Number(20)})
+	scaling := s.Service.Service().AutoScaleTaskCount(&awsapplicationautoscaling.EnableScalingProps{MinCapacity: jsii.Number(Tier2MinTasks), MaxCapacity: jsii.Number(Tier2MaxTasks)})
 	scaling.ScaleOnCpuUtilization(jsii.String("Cpu"), &awsecs.CpuUtilizationScalingProps{TargetUtilizationPercent: jsii.Number(60)})
 	props.AdmittedQueue.GrantSendMessages(s.Service.TaskDefinition().TaskRole())
 	// The settings calls of internal/tier1/dynamostore (queuesettings.go): read

@@ -10,8 +10,10 @@ import (
 	"time"
 )
 
-// Writer emits one EMF line per value, with a single dimension. A nil
-// *Writer emits nothing. It is safe for concurrent use.
+// Writer emits one EMF line per value, in two series: one with its single
+// dimension (per event) and one without any (the sum over every value of
+// the dimension), which is what alarms watch. A nil *Writer emits nothing.
+// It is safe for concurrent use.
 type Writer struct {
 	mu        sync.Mutex
 	w         io.Writer
@@ -59,8 +61,10 @@ func (m *Writer) emit(dim, name, unit string, v int64) {
 		"_aws": meta{
 			Timestamp: m.now().UnixMilli(),
 			CloudWatchMetrics: []directive{{
-				Namespace:  m.namespace,
-				Dimensions: [][]string{{m.dimension}},
+				Namespace: m.namespace,
+				// An empty dimension set publishes the value without
+				// dimensions as well: one series over all events.
+				Dimensions: [][]string{{m.dimension}, {}},
 				Metrics:    []metric{{Name: name, Unit: unit}},
 			}},
 		},

@@ -66,6 +66,9 @@ func (h *Advancer) Handle(ctx context.Context, ev events.EventBridgeEvent) (Adva
 		for _, r := range h.record(results) {
 			rep.Raises = append(rep.Raises, AdvanceDone{EventID: r.EventID, From: r.From, To: r.To, Admitted: r.Admitted})
 		}
+		if err == nil || len(results) > 0 {
+			h.d.Metrics.Gauge(AllEvents, MetricEventsWaiting, waitingEvents(results))
+		}
 	})
 	attrs := []any{"source", ev.Source, "id", ev.ID, "ticks", rep.Ticks, "failed", rep.FailedTicks,
 		"raises", len(rep.Raises), "ms", time.Since(start).Milliseconds()}
@@ -78,6 +81,19 @@ func (h *Advancer) Handle(ctx context.Context, ev events.EventBridgeEvent) (Adva
 		return rep, fmt.Errorf("tier1api: every advancer tick failed: %w", tier1.ErrUnavailable)
 	}
 	return rep, nil
+}
+
+// waitingEvents counts the events of a tick with people waiting to be let
+// through: raised now, or in this slot by another advancer. Paused, idle and
+// pre-queue events are not waiting on the serving counter.
+func waitingEvents(results []tier1.TickResult) int64 {
+	var n int64
+	for _, r := range results {
+		if r.Skipped == "" || r.Skipped == "slot-done" {
+			n++
+		}
+	}
+	return n
 }
 
 // record sends the raises among a tick's results to the metrics and returns

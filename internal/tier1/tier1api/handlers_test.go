@@ -539,6 +539,20 @@ func TestAdvancerHandler(t *testing.T) {
 	if sum, n := b.metricSum(t, fixtureEvent, tier1api.MetricReleased); sum != 5 || n != 3 {
 		t.Errorf("Released metric %v over %d lines, want 5 over 3", sum, n)
 	}
+	// Each tick says how many events had a line: the fixture event each
+	// time, never the paused one (the stalled-counter alarm reads it).
+	if sum, n := b.metricSum(t, tier1api.AllEvents, tier1api.MetricEventsWaiting); sum != 3 || n != 3 {
+		t.Errorf("EventsWaiting metric %v over %d lines, want 3 over 3", sum, n)
+	}
+	// A tick with nobody left waiting reports 0, not nothing: silence
+	// would mean the advancer is not running.
+	b.clk.Advance(10 * time.Second)
+	if _, err := b.adv.Handle(context.Background(), eb); err != nil {
+		t.Fatal(err)
+	}
+	if sum, n := b.metricSum(t, tier1api.AllEvents, tier1api.MetricEventsWaiting); sum != 3 || n != 6 {
+		t.Errorf("EventsWaiting after the line emptied: %v over %d lines, want 3 over 6", sum, n)
+	}
 }
 
 func TestEMFShape(t *testing.T) {
@@ -568,7 +582,9 @@ func TestEMFShape(t *testing.T) {
 	}
 	m := d.AWS.CloudWatchMetrics
 	if d.AWS.Timestamp != epoch.UnixMilli() || len(m) != 1 || m[0].Namespace != "vwr/tier1" ||
-		fmt.Sprint(m[0].Dimensions) != "[[EventId]]" || len(m[0].Metrics) != 1 ||
+		// Per event, and without dimensions: the sum over events that the
+		// alarms watch (infra/ops.go).
+		fmt.Sprint(m[0].Dimensions) != "[[EventId] []]" || len(m[0].Metrics) != 1 ||
 		m[0].Metrics[0].Name != "Assignments" || m[0].Metrics[0].Unit != "Count" ||
 		d.EventID != fixtureEvent || d.Assignments != 1 {
 		t.Fatalf("EMF document %s", raw)

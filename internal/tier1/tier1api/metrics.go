@@ -15,6 +15,10 @@ const (
 	MetricThrottles      = "Throttles"
 	// MetricReleased counts visitors a serving-counter raise let through.
 	MetricReleased = "Released"
+	// MetricEventsWaiting is, per advancer tick, how many events have
+	// people waiting to be let through (raised this tick, by this advancer
+	// or another): with Released it tells a stalled serving counter.
+	MetricEventsWaiting = "EventsWaiting"
 )
 
 // AllEvents is the EventId of metrics not tied to one event.
