@@ -105,6 +105,7 @@ func mountTier1(ctx context.Context, s *localStack) error {
 	log := s.Log.With("component", "tier1")
 	svcCfg := cfg.Service()
 	svcCfg.TickEvery, svcCfg.Logger = tick, log
+	svcCfg.Pow.Keys = tier1app.PowKeys(s.Tier1Keys)
 	if tier1Flags.demoOpens > 0 {
 		d, err := localDrawBeacon(s, cfg)
 		if err != nil {
@@ -117,6 +118,7 @@ func mountTier1(ctx context.Context, s *localStack) error {
 		Service: svc, Clock: s.Clock, Logger: log, Log: cfg.Log,
 		// vwr local speaks plain http; a Secure cookie would never be sent back.
 		InsecureCookie: true,
+		ClientHeader:   cfg.ClientIPHeader,
 	}
 	adminToken := orDefault(cfg.AdminToken, s.AdminToken)
 	api := tier1api.New(deps, tier1api.AdminOptions{Token: adminToken})

@@ -31,6 +31,11 @@ type Config struct {
 	// Draw is the public beacon scheduled sales are drawn with. Default:
 	// drand quicknet from https://api.drand.sh, margin 10 s.
 	Draw DrawConfig
+	// Pow issues and checks proof-of-work challenges (guard.go).
+	Pow PowConfig
+	// Clients bounds the arrivals per client address (guard.go); off
+	// unless Limit > 0 and the handler knows the client's address.
+	Clients ClientBound
 }
 
 // Defaults.
@@ -78,6 +83,8 @@ func (c Config) WithDefaults() Config {
 	if c.Draw.Margin == 0 {
 		c.Draw.Margin = DefaultDrawMargin
 	}
+	c.Pow = c.Pow.withDefaults()
+	c.Clients = c.Clients.withDefaults()
 	return c
 }
 
@@ -108,5 +115,7 @@ func (c Config) Validate() error {
 	if c.TickEvery < time.Second {
 		errs = append(errs, errors.New("ADVANCER_TICK_SECONDS must be at least 1"))
 	}
+	errs = append(errs, c.Pow.validate()...)
+	errs = append(errs, c.Clients.validate()...)
 	return errors.Join(errs...)
 }

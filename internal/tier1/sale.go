@@ -236,8 +236,8 @@ type SaleStatus struct {
 // the margin. The event must not be active yet and must not have handed out
 // a position (or be a sale still in its pre-queue, which this moves);
 // scheduling activates it, so every instance that sees it active also sees
-// the schedule (written first).
-func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeueFrom time.Time) (SaleStatus, error) {
+// the schedule (written first). Options set the rest as Activate's do.
+func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeueFrom time.Time, opts ...ActivateOption) (SaleStatus, error) {
 	if !ValidID(eventID) {
 		return SaleStatus{}, ErrInvalidEvent
 	}
@@ -252,6 +252,9 @@ func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeu
 		return SaleStatus{}, fmt.Errorf("%w: opensAt must be in the future", ErrInvalidSchedule)
 	case !prequeueFrom.IsZero() && !prequeueFrom.Before(opensAt):
 		return SaleStatus{}, fmt.Errorf("%w: prequeueFrom must be before opensAt", ErrInvalidSchedule)
+	}
+	if _, err := optionSettings(opts); err != nil {
+		return SaleStatus{}, err
 	}
 	snap, err := s.fresh(ctx, eventID)
 	if err != nil {
@@ -290,7 +293,7 @@ func (s *Service) Schedule(ctx context.Context, eventID string, opensAt, prequeu
 		}
 		return SaleStatus{}, unavailable("schedule", err)
 	}
-	if _, err := s.Activate(ctx, eventID, shards, batch); err != nil {
+	if _, err := s.Activate(ctx, eventID, shards, batch, opts...); err != nil {
 		return SaleStatus{}, err
 	}
 	return s.SaleStatus(ctx, eventID)

@@ -82,6 +82,7 @@ type AdminStatus struct {
 	AdmitRatePerMinute int64
 	ShardCounters      []int64
 	UpdatedAt          time.Time
+	Pow                int64 // expected hashes per arrival; 0: none
 }
 
 // TickResult is what one advancer tick did to one event.
@@ -106,6 +107,7 @@ type Service struct {
 
 	blobs   blobCache  // draw data, immutable once written
 	drawing sync.Mutex // one inline draw per instance at a time
+	door    guard      // client keys seen over their bound
 }
 
 type cacheEntry struct {
@@ -359,7 +361,7 @@ func (s *Service) adminStatus(eventID string, snap Snapshot) AdminStatus {
 		MaxAssigned: MaxAssigned(snap.Counters, n), Assigned: assigned,
 		Admitted: admitted, Waiting: assigned - admitted,
 		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.clk.Now()),
-		ShardCounters:      counters, UpdatedAt: ev.UpdatedAt,
+		ShardCounters:      counters, UpdatedAt: ev.UpdatedAt, Pow: ev.Pow,
 	}
 }
 
@@ -378,12 +380,36 @@ func (s *Service) AdminStatus(ctx context.Context, eventID string) (AdminStatus,
 	return s.adminStatus(eventID, snap), nil
 }
 
+// ActivateOption sets more of an event's settings on Activate or Schedule.
+type ActivateOption func(*Settings)
+
+// WithPow asks every arrival for a proof of work of n expected hashes (0:
+// none), in [MinPow, MaxPow].
+func WithPow(n int64) ActivateOption { return func(st *Settings) { st.Pow = n } }
+
+// optionSettings applies opts to empty settings and checks them.
+func optionSettings(opts []ActivateOption) (Settings, error) {
+	var st Settings
+	for _, o := range opts {
+		o(&st)
+	}
+	if st.Pow != 0 && (st.Pow < MinPow || st.Pow > MaxPow) {
+		return Settings{}, fmt.Errorf("%w: pow must be 0 or in [%d, %d]", ErrInvalidConfig, MinPow, MaxPow)
+	}
+	return st, nil
+}
+
 // Activate turns the line on with the given shard count and batch size (0
 // takes the configured default) and clears a pause. The shard count cannot
-// change once any position was handed out (ErrInvalidConfig).
-func (s *Service) Activate(ctx context.Context, eventID string, shards int, batchSize int64) (AdminStatus, error) {
+// change once any position was handed out (ErrInvalidConfig). Options set
+// the rest; an event activated without WithPow asks for no proof of work.
+func (s *Service) Activate(ctx context.Context, eventID string, shards int, batchSize int64, opts ...ActivateOption) (AdminStatus, error) {
 	if !ValidID(eventID) {
 		return AdminStatus{}, ErrInvalidEvent
+	}
+	more, err := optionSettings(opts)
+	if err != nil {
+		return AdminStatus{}, err
 	}
 	if shards == 0 {
 		shards = s.cfg.DefaultShards
@@ -398,7 +424,7 @@ func (s *Service) Activate(ctx context.Context, eventID string, shards int, batc
 		return AdminStatus{}, fmt.Errorf("%w: batchSize must be in [%d, %d]", ErrInvalidConfig, MinBatchSize, MaxBatchSize)
 	}
 	return s.configure(ctx, eventID, true, func(st *Settings) {
-		st.Active, st.Paused, st.Shards, st.BatchSize = true, false, shards, batchSize
+		st.Active, st.Paused, st.Shards, st.BatchSize, st.Pow = true, false, shards, batchSize, more.Pow
 	})
 }
 

@@ -53,6 +53,9 @@ type Settings struct {
 	Paused    bool
 	Shards    int
 	BatchSize int64
+	// Pow is the proof of work every arrival pays, in expected SHA-256
+	// hashes (guard.go); 0: none.
+	Pow int64
 }
 
 // Advance is one raise of the serving counter, kept on the event for the
@@ -120,6 +123,7 @@ type AdvanceWrite struct {
 // Store is the port every Tier 1 store implements. All methods return
 // ErrThrottled (wrapped) when the backend still throttles after retries.
 type Store interface {
+	GuardStore
 	// Snapshot reads the event and all its shard counters, strongly
 	// consistent, in one round trip whenever the backend allows.
 	Snapshot(ctx context.Context, eventID string) (Snapshot, error)

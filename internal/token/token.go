@@ -6,6 +6,7 @@
 package token
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -335,4 +337,26 @@ func (r *KeyRing) VerifyEntry(raw, eventID string, now time.Time) (Entry, error)
 		e.SlotEndsAt = time.UnixMilli(c.Slot).UTC()
 	}
 	return e, nil
+}
+
+// DerivedKeys are keys for another use of the ring's secrets, separated by
+// label: hex(HMAC-SHA-256(secret, label)) for each key, the signing key's
+// first, the others by kid. Tier 1 signs its proof-of-work challenges with
+// them, so every instance that holds the pass keys agrees on them and a
+// rotation of the ring rotates them too, without a secret of their own.
+func (r *KeyRing) DerivedKeys(label string) [][]byte {
+	kids := make([]string, 0, len(r.keys))
+	for kid := range r.keys {
+		if kid != r.signKid {
+			kids = append(kids, kid)
+		}
+	}
+	sort.Strings(kids)
+	out := make([][]byte, 0, len(r.keys))
+	for _, kid := range append([]string{r.signKid}, kids...) {
+		m := hmac.New(sha256.New, r.keys[kid])
+		m.Write([]byte(label))
+		out = append(out, []byte(hex.EncodeToString(m.Sum(nil))))
+	}
+	return out
 }

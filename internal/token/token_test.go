@@ -326,3 +326,22 @@ func TestIssuedAtClockSkew(t *testing.T) {
 		}
 	}
 }
+
+func TestDerivedKeys(t *testing.T) {
+	t.Parallel()
+	ring, err := token.ParseKeyRing("new:" + strings.Repeat("n", 32) + ",old:" + strings.Repeat("o", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := ring.DerivedKeys("label")
+	if len(ks) != 2 || len(ks[0]) != 64 || string(ks[0]) == string(ks[1]) {
+		t.Fatalf("derived %q: want two distinct 64-hex-digit keys", ks)
+	}
+	newOnly, _ := token.NewKeyRing("new", []byte(strings.Repeat("n", 32)))
+	if string(newOnly.DerivedKeys("label")[0]) != string(ks[0]) {
+		t.Error("the signing key's derived key must come first and depend on its secret only")
+	}
+	if string(ring.DerivedKeys("other")[0]) == string(ks[0]) || strings.Contains(string(ks[0]), "nnnn") {
+		t.Error("derived keys must differ per label and not show the secret")
+	}
+}

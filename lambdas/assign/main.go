@@ -1,5 +1,6 @@
 // Command assign is the Tier 1 Lambda behind POST /vwr/assign/{eventId}: it
-// hands a visitor a position in the event's line. Wiring only: configuration and
+// hands a visitor a position in the event's line, and behind
+// GET /vwr/challenge/{eventId}, the proof of work an event may ask for. Wiring only: configuration and
 // store (tier1app), the net/http handler (tier1api) behind the API Gateway
 // adapter, lambda.Start.
 package main
@@ -21,6 +22,6 @@ func main() {
 		os.Exit(1)
 	}
 	defer fn.Close()
-	h := tier1api.New(fn.Deps, tier1api.AdminOptions{}).Handler(tier1api.RouteAssign)
+	h := tier1api.New(fn.Deps, tier1api.AdminOptions{}).Handler(tier1api.AssignRoutes...)
 	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 }

@@ -21,6 +21,10 @@ const maxTransactItems = 100
 // Configure changed the event's shard count or layout in between.
 var errRaced = errors.New("dynamostore: event changed during configure")
 
+// powName aliases the event item's pow attribute in update expressions,
+// as a precaution against DynamoDB's long list of reserved words.
+var powName = map[string]string{"#pow": "pow"}
+
 // maxConfigureAttempts bounds the re-reads after errRaced.
 const maxConfigureAttempts = 3
 
@@ -56,10 +60,10 @@ func (s *Store) configure(ctx context.Context, eventID string, st tier1.Settings
 			return err
 		}
 	}
-	set := "SET active = :a, paused = :p, shards = :n, batchSize = :b, updatedAt = :now, layout = :own, " +
+	set := "SET active = :a, paused = :p, shards = :n, batchSize = :b, #pow = :pow, updatedAt = :now, layout = :own, " +
 		"servingCounter = if_not_exists(servingCounter, :zero), tickSlot = if_not_exists(tickSlot, :zero)"
 	vals, err := attributevalue.MarshalMap(map[string]any{
-		":a": st.Active, ":p": st.Paused, ":n": st.Shards, ":b": st.BatchSize,
+		":a": st.Active, ":p": st.Paused, ":n": st.Shards, ":b": st.BatchSize, ":pow": st.Pow,
 		":now": now.UnixMilli(), ":zero": 0, ":own": ownPartitions, ":m": cur.layout.shards,
 	})
 	if err != nil {
@@ -76,6 +80,7 @@ func (s *Store) configure(ctx context.Context, eventID string, st tier1.Settings
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: tbl, Key: evKey, UpdateExpression: aws.String(set),
 			ConditionExpression:       aws.String("shards = :n AND layout = :own"),
+			ExpressionAttributeNames:  powName,
 			ExpressionAttributeValues: vals,
 		})
 		if conditionFailed(err) {
@@ -99,7 +104,7 @@ func (s *Store) configure(ctx context.Context, eventID string, st tier1.Settings
 	}
 	items := []types.TransactWriteItem{{Update: &types.Update{
 		TableName: tbl, Key: evKey, UpdateExpression: aws.String(set),
-		ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals,
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: powName, ExpressionAttributeValues: vals,
 	}}}
 	shardVals, err := attributevalue.MarshalMap(map[string]any{":n": st.Shards, ":zero": 0})
 	if err != nil {

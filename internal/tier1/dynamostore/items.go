@@ -67,6 +67,7 @@ type eventItem struct {
 	Paused         bool          `dynamodbav:"paused"`
 	Shards         int           `dynamodbav:"shards"`
 	BatchSize      int64         `dynamodbav:"batchSize"`
+	Pow            int64         `dynamodbav:"pow"` // absent on events written before it: none
 	ServingCounter int64         `dynamodbav:"servingCounter"`
 	UpdatedAt      int64         `dynamodbav:"updatedAt"` // unix ms
 	TickSlot       int64         `dynamodbav:"tickSlot"`
@@ -84,7 +85,7 @@ func (e eventItem) event(eventID string) tier1.Event {
 	ev := tier1.Event{
 		ID: eventID,
 		Settings: tier1.Settings{
-			Active: e.Active, Paused: e.Paused, Shards: e.Shards, BatchSize: e.BatchSize,
+			Active: e.Active, Paused: e.Paused, Shards: e.Shards, BatchSize: e.BatchSize, Pow: e.Pow,
 		},
 		ServingCounter: e.ServingCounter,
 		UpdatedAt:      clock.FromUnixMilli(e.UpdatedAt),

@@ -18,7 +18,11 @@
 //   - requestId=<random id>: eventId, position, shard, createdAt, ttl;
 //   - requestId="idem#<eventId>#<key>": the first answer to an
 //     Idempotency-Key (target = its requestId), same TTL. Keeping these out
-//     of the events table keeps them off the shards' partitions.
+//     of the events table keeps them off the shards' partitions;
+//   - requestId="pow#<eventId>#<challenge>": a spent proof-of-work
+//     challenge (k = the Idempotency-Key's hash), until the challenge expires;
+//   - requestId="client#<eventId>#<client key>#<window>": the per-client
+//     bound's counter n, until the window ends (guard.go).
 //
 // Items are encoded with feature/dynamodb/attributevalue (items.go). A
 // snapshot is one strongly consistent BatchGetItem of the event item and the
@@ -164,8 +168,17 @@ func (s *Store) readItem(ctx context.Context, table string, key any, what string
 }
 
 func conditionFailed(err error) bool {
+	return conditionFailure(err) != nil
+}
+
+// conditionFailure is err's failed condition, with the item it failed on
+// when the request asked for it; nil for any other error.
+func conditionFailure(err error) *types.ConditionalCheckFailedException {
 	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
+	if errors.As(err, &ccf) {
+		return ccf
+	}
+	return nil
 }
 
 // failedConditions returns the indexes of a cancelled transaction's items

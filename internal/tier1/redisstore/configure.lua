@@ -7,6 +7,7 @@
 -- ARGV[3] -> shard count n
 -- ARGV[4] -> batch size
 -- ARGV[5] -> now, unix ms
+-- ARGV[6] -> proof of work, expected hashes per arrival (0: none)
 --
 -- Changing the shard count once any shard handed out a position would let
 -- strided positions collide, so that returns "invalid" and writes nothing.
@@ -22,7 +23,7 @@ if old ~= nil and old ~= n then
     end
   end
 end
-redis.call('HSET', KEYS[1], 'active', ARGV[1], 'paused', ARGV[2], 'shards', n, 'batch', ARGV[4], 'updated', ARGV[5])
+redis.call('HSET', KEYS[1], 'active', ARGV[1], 'paused', ARGV[2], 'shards', n, 'batch', ARGV[4], 'updated', ARGV[5], 'pow', ARGV[6])
 redis.call('HSETNX', KEYS[1], 'serving', 0)
 redis.call('HSETNX', KEYS[1], 'slot', 0)
 for k = 0, n - 1 do

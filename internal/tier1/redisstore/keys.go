@@ -11,7 +11,7 @@ type keys struct {
 
 func (k keys) tag(ev string) string { return k.prefix + "vwr1:{" + ev + "}" }
 
-// event is a HASH: active, paused, shards, batch (settings), serving (the
+// event is a HASH: active, paused, shards, batch, pow (settings), serving (the
 // serving counter), updated (unix ms), slot (last tick slot advanced) and
 // adv (recent advances, "ms:admitted,…").
 func (k keys) event(ev string) string { return k.tag(ev) + ":event" }
@@ -46,3 +46,13 @@ func (k keys) ticketIdem(ev, key string) string { return k.tag(ev) + ":tidem:" +
 
 // drawBlob is a STRING: blob i of a drawn sale (draw.Result.Encode).
 func (k keys) drawBlob(ev string, i int) string { return k.tag(ev) + ":draw:" + strconv.Itoa(i) }
+
+// spent is a STRING, the Idempotency-Key hash ("-" without one) of the
+// arrival that spent a proof-of-work challenge; it expires with the challenge.
+func (k keys) spent(ev, challenge string) string { return k.tag(ev) + ":pow:" + challenge }
+
+// arrivals is a STRING counter of one client key's arrivals in one window
+// of the per-client bound; it expires at the window's end.
+func (k keys) arrivals(ev, client string, window int64) string {
+	return k.tag(ev) + ":client:" + client + ":" + strconv.FormatInt(window, 10)
+}

@@ -91,7 +91,7 @@ func (s *Store) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, e
 	}
 	e := tier1.Event{
 		ID:             eventID,
-		Settings:       tier1.Settings{Active: h.Active, Paused: h.Paused, Shards: h.Shards, BatchSize: h.Batch},
+		Settings:       tier1.Settings{Active: h.Active, Paused: h.Paused, Shards: h.Shards, BatchSize: h.Batch, Pow: h.Pow},
 		ServingCounter: h.Serving, TickSlot: h.Slot,
 		UpdatedAt: clock.FromUnixMilli(h.Updated), Advances: advances, Sale: sale,
 	}
@@ -116,6 +116,7 @@ type eventHash struct {
 	Paused   bool   `redis:"paused"`
 	Shards   int    `redis:"shards"`
 	Batch    int64  `redis:"batch"`
+	Pow      int64  `redis:"pow"`
 	Serving  int64  `redis:"serving"`
 	Slot     int64  `redis:"slot"`
 	Updated  int64  `redis:"updated"`
@@ -141,7 +142,7 @@ type positionHash struct {
 func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings, now time.Time) error {
 	res, err := configureScript.Run(ctx, s.rdb,
 		[]string{s.keys.event(eventID), s.keys.shards(eventID)},
-		flag(st.Active), flag(st.Paused), st.Shards, st.BatchSize, now.UnixMilli()).Text()
+		flag(st.Active), flag(st.Paused), st.Shards, st.BatchSize, now.UnixMilli(), st.Pow).Text()
 	if err != nil {
 		return fmt.Errorf("redisstore: configure %s: %w", eventID, err)
 	}

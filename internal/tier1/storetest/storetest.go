@@ -96,6 +96,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Store", func(t *testing.T) { t.Parallel(); runStore(t, f) })
 	t.Run("Service", func(t *testing.T) { t.Parallel(); runService(t, f) })
 	t.Run("Sale", func(t *testing.T) { t.Parallel(); runSale(t, f) })
+	t.Run("Guard", func(t *testing.T) { t.Parallel(); runGuard(t, f) })
 }
 
 func runStore(t *testing.T, f Factory) {

@@ -15,6 +15,9 @@ import (
 type activateRequest struct {
 	Shards    int   `json:"shards"`
 	BatchSize int64 `json:"batchSize"`
+	// Pow is the proof of work each arrival pays, in expected hashes; 0 or
+	// missing: none.
+	Pow int64 `json:"pow"`
 }
 
 type advanceRequest struct {
@@ -35,6 +38,7 @@ type adminStatusResponse struct {
 	AdmitRatePerMinute int64     `json:"admitRatePerMinute"`
 	ShardCounters      []int64   `json:"shardCounters"`
 	UpdatedAt          time.Time `json:"updatedAt"`
+	Pow                int64     `json:"pow"`
 	// QueueAdmittedLastMinute is what the SQS consumer counted for the last
 	// complete minute; only the status route with QueueAdmissions set, and
 	// only when the read succeeds, carries it.
@@ -51,17 +55,18 @@ func writeAdminStatus(w http.ResponseWriter, st tier1.AdminStatus, queueAdmitted
 		BatchSize: st.BatchSize, ServingCounter: st.ServingCounter, MaxAssigned: st.MaxAssigned,
 		Assigned: st.Assigned, Admitted: st.Admitted, Waiting: st.Waiting,
 		AdmitRatePerMinute: st.AdmitRatePerMinute, ShardCounters: st.ShardCounters,
-		UpdatedAt: st.UpdatedAt.UTC(), QueueAdmittedLastMinute: queueAdmitted,
+		UpdatedAt: st.UpdatedAt.UTC(), Pow: st.Pow, QueueAdmittedLastMinute: queueAdmitted,
 	})
 }
 
-// activate turns the line on; an empty body takes the configured defaults.
+// activate turns the line on; an empty body takes the configured defaults
+// and asks for no proof of work.
 func (a *API) activate(w http.ResponseWriter, r *http.Request, eventID string) error {
 	var body activateRequest
 	if err := jsonhttp.DecodeOptional(r, &body); err != nil {
 		return err
 	}
-	st, err := a.d.Service.Activate(r.Context(), eventID, body.Shards, body.BatchSize)
+	st, err := a.d.Service.Activate(r.Context(), eventID, body.Shards, body.BatchSize, tier1.WithPow(body.Pow))
 	if err != nil {
 		return err
 	}

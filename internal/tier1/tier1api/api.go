@@ -20,6 +20,7 @@ import (
 // exactly these.
 const (
 	RouteAssign          = "POST /vwr/assign/{eventId}"
+	RouteChallenge       = "GET /vwr/challenge/{eventId}"
 	RouteCheck           = "GET /vwr/check/{eventId}/{requestId}"
 	RouteStatus          = "GET /vwr/status/{eventId}"
 	RouteAdminActivate   = "POST /vwr/admin/activate/{eventId}"
@@ -33,6 +34,10 @@ const (
 	RouteDrawChunk       = "GET /vwr/draw/{eventId}/chunks/{chunk}"
 	RouteDrawProof       = "GET /vwr/draw/{eventId}/proof/{ticketHash}"
 )
+
+// AssignRoutes are the assign function's routes: the proof-of-work
+// challenge is signed with the keys only it holds.
+var AssignRoutes = []string{RouteAssign, RouteChallenge}
 
 // DrawRoutes are the public draw routes, served by one function.
 var DrawRoutes = []string{RouteDraw, RouteDrawChunk, RouteDrawProof}
@@ -64,6 +69,11 @@ type Deps struct {
 	// InsecureCookie drops Secure from the urr-vwr-token cookie. Only vwr
 	// local, served over plain http on loopback, sets it.
 	InsecureCookie bool
+	// ClientHeader names the header that carries the client's address,
+	// set by something the deployment trusts (VWR_TIER1_CLIENT_IP_HEADER;
+	// CloudFront-Viewer-Address behind CloudFront). Empty: no per-client
+	// bound, as a handler cannot tell clients apart by itself.
+	ClientHeader string
 }
 
 func (d Deps) withDefaults() Deps {
@@ -111,6 +121,7 @@ func New(d Deps, admin AdminOptions) *API {
 	a := &API{d: d, admin: admin, adminHash: sha256.Sum256([]byte(admin.Token))}
 	a.routes = map[string]http.Handler{
 		RouteAssign:          a.public(RouteAssign, a.assign),
+		RouteChallenge:       a.public(RouteChallenge, a.challenge),
 		RouteCheck:           a.public(RouteCheck, a.check),
 		RouteStatus:          a.public(RouteStatus, a.status),
 		RouteAdminActivate:   a.operator(RouteAdminActivate, a.activate),
@@ -129,7 +140,7 @@ func New(d Deps, admin AdminOptions) *API {
 
 // Routes lists every route pattern, public ones first.
 func (a *API) Routes() []string {
-	out := append([]string{RouteAssign, RouteCheck, RouteStatus}, DrawRoutes...)
+	out := append([]string{RouteAssign, RouteChallenge, RouteCheck, RouteStatus}, DrawRoutes...)
 	return append(out, AdminRoutes...)
 }
 
@@ -176,10 +187,15 @@ func (a *API) serve(pattern string, admin bool, fn handlerFunc) http.Handler {
 			err = fn(rec, r, eventID)
 		}
 		if err != nil {
-			if errors.Is(err, tier1.ErrThrottled) {
+			switch {
+			case errors.Is(err, tier1.ErrThrottled):
 				a.d.Metrics.Count(eventID, MetricThrottles, 1)
+			case errors.Is(err, tier1.ErrPowInvalid), errors.Is(err, tier1.ErrPowReplayed):
+				a.d.Metrics.Count(eventID, MetricPowRefused, 1)
+			case errors.Is(err, tier1.ErrTooManyArrivals):
+				a.d.Metrics.Count(eventID, MetricClientBounded, 1)
 			}
-			jsonhttp.WriteError(rec, failure(err))
+			writeFailure(rec, err)
 		}
 		a.logRequest(r, pattern, eventID, rec.Status, time.Since(start), err)
 	})

@@ -30,7 +30,10 @@ type passThroughResponse struct {
 // Idempotency-Key replay gets the first answer again, marked by
 // Idempotent-Replayed: true. Before a scheduled opening the 201 is a
 // pre-queue ticket instead (phase "prequeue", no position), for which the
-// Client-Nonce header (16 random bytes, hex or base64url) is required.
+// Client-Nonce header (16 random bytes, hex or base64url) is required. An
+// event that asks for a proof of work wants a solved challenge in the
+// Altcha header (428 hands one out), and a deployment with a client-address
+// header bounds each client's arrivals (429).
 func (a *API) assign(w http.ResponseWriter, r *http.Request, eventID string) error {
 	key := r.Header.Get("Idempotency-Key")
 	if key != "" && !tier1.ValidID(key) {
@@ -43,7 +46,7 @@ func (a *API) assign(w http.ResponseWriter, r *http.Request, eventID string) err
 			return err
 		}
 	}
-	res, err := a.d.Service.AssignWithNonce(r.Context(), eventID, key, nonce)
+	res, err := a.d.Service.Enter(r.Context(), a.arrival(r, eventID, key, nonce))
 	if err != nil {
 		return err
 	}

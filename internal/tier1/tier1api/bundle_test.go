@@ -43,7 +43,7 @@ type testBundle struct {
 	store    tier1.Store
 	svc      *tier1.Service
 	api      *tier1api.API
-	assign   http.Handler // each function's handler, as its Lambda serves it
+	assign   http.Handler // each function's handler, as its Lambda serves it (assign: with the challenge)
 	check    http.Handler
 	status   http.Handler
 	admin    http.Handler
@@ -62,6 +62,9 @@ type setupOpts struct {
 	trustIAM bool
 	token    string
 	insecure bool
+	// clientLimit > 0 bounds arrivals per CloudFront-Viewer-Address (per
+	// 10-minute window), as the AWS templates configure it.
+	clientLimit int64
 }
 
 func setup(t *testing.T, o setupOpts) *testBundle {
@@ -84,6 +87,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	// The beacon's own clock stands far ahead: every round is out.
 	_, b.beacon = storetest.Beacon(t, clock.NewManual(epoch.AddDate(1, 0, 0)))
 	b.svc = tier1.New(store, keys, b.clk, tier1.Config{
+		Clients:   tier1.ClientBound{Limit: o.clientLimit},
 		Draw:      b.beacon,
 		TickEvery: 10 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -98,12 +102,15 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Metrics:        emf.New(b.metrics, tier1api.Namespace, tier1api.MetricDimension, b.clk.Now),
 		InsecureCookie: o.insecure,
 	}
+	if o.clientLimit > 0 {
+		b.deps.ClientHeader = tier1api.ViewerAddressHeader
+	}
 	b.adminOpt = tier1api.AdminOptions{Token: o.token}
 	if o.trustIAM {
 		b.adminOpt.Trusted = tier1app.IAMCaller
 	}
 	b.api = tier1api.New(b.deps, b.adminOpt)
-	b.assign = b.api.Handler(tier1api.RouteAssign)
+	b.assign = b.api.Handler(tier1api.AssignRoutes...)
 	b.check = b.api.Handler(tier1api.RouteCheck)
 	b.status = b.api.Handler(tier1api.RouteStatus)
 	b.admin = b.api.Handler(tier1api.AdminRoutes...)

@@ -91,6 +91,9 @@ func proofOf(p *draw.Proof) *proofJSON {
 type scheduleRequest struct {
 	OpensAt      time.Time  `json:"opensAt"`
 	PrequeueFrom *time.Time `json:"prequeueFrom,omitempty"`
+	// Pow is the proof of work each arrival (ticket or position) pays, in
+	// expected hashes; 0 or missing: none.
+	Pow int64 `json:"pow,omitempty"`
 }
 
 // saleStatusResponse is the operator's view of a sale.
@@ -115,7 +118,7 @@ func (a *API) schedule(w http.ResponseWriter, r *http.Request, eventID string) e
 	if body.PrequeueFrom != nil {
 		from = *body.PrequeueFrom
 	}
-	st, err := a.d.Service.Schedule(r.Context(), eventID, body.OpensAt, from)
+	st, err := a.d.Service.Schedule(r.Context(), eventID, body.OpensAt, from, tier1.WithPow(body.Pow))
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,10 @@ package tier1api
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
+	"github.com/vwr-go/vwr/internal/altcha"
 	"github.com/vwr-go/vwr/internal/ids"
 	"github.com/vwr-go/vwr/internal/jsonhttp"
 	"github.com/vwr-go/vwr/internal/tier1"
@@ -46,8 +49,16 @@ func failure(err error) *jsonhttp.Error {
 		return jsonhttp.Unavailable("not_open", "the pre-queue of this sale has not opened yet; retry shortly")
 	case errors.Is(err, tier1.ErrClosing):
 		return jsonhttp.Unavailable("closing", "the pre-queue is closing; retry in a second")
+	case errors.Is(err, tier1.ErrPowRequired):
+		return &jsonhttp.Error{Status: http.StatusPreconditionRequired, Code: "pow_required", Message: "this event asks for a proof of work: solve the challenge and send it in the Altcha header"}
+	case errors.Is(err, tier1.ErrPowInvalid):
+		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "pow_invalid", Message: "the Altcha header is not a valid solution of an unexpired challenge for this event"}
+	case errors.Is(err, tier1.ErrPowReplayed):
+		return &jsonhttp.Error{Status: http.StatusConflict, Code: "pow_replayed", Message: "this solution was already spent: solve the new challenge"}
+	case errors.Is(err, tier1.ErrTooManyArrivals):
+		return &jsonhttp.Error{Status: http.StatusTooManyRequests, Code: "too_many_arrivals", Message: "too many arrivals from your network for this event; retry after the time given"}
 	case errors.Is(err, tier1.ErrInvalidConfig):
-		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: "shards, batchSize or by out of range"}
+		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_config", Message: "shards, batchSize, by or pow out of range"}
 	case errors.Is(err, tier1.ErrNotFound):
 		return &jsonhttp.Error{Status: http.StatusNotFound, Code: "not_found", Message: "unknown event, or unknown request id for this event"}
 	case errors.Is(err, tier1.ErrConflict):
@@ -61,4 +72,29 @@ func failure(err error) *jsonhttp.Error {
 	default:
 		return jsonhttp.ErrInternal
 	}
+}
+
+// powErrorBody is a proof-of-work refusal: the error and its code, and a
+// fresh challenge to solve instead.
+type powErrorBody struct {
+	Error     string           `json:"error"`
+	Code      string           `json:"code"`
+	Challenge altcha.Challenge `json:"challenge"`
+}
+
+// writeFailure writes failure(err), with what some refusals carry beyond
+// it: a proof-of-work refusal its fresh challenge, a client over its bound
+// the Retry-After of its window.
+func writeFailure(w http.ResponseWriter, err error) {
+	e := failure(err)
+	var pe *tier1.PowError
+	if errors.As(err, &pe) {
+		jsonhttp.WriteJSON(w, e.Status, powErrorBody{Error: e.Message, Code: e.Code, Challenge: pe.Challenge})
+		return
+	}
+	var re *tier1.RateError
+	if errors.As(err, &re) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(re.RetryAfter/time.Second)))
+	}
+	jsonhttp.WriteError(w, e)
 }

@@ -19,6 +19,11 @@ const (
 	// people waiting to be let through (raised this tick, by this advancer
 	// or another): with Released it tells a stalled serving counter.
 	MetricEventsWaiting = "EventsWaiting"
+	// MetricPowRefused counts proof-of-work solutions refused as invalid or
+	// replayed (not arrivals that had none yet: that is the normal 428).
+	MetricPowRefused = "PowRefused"
+	// MetricClientBounded counts arrivals refused for their client's bound.
+	MetricClientBounded = "ClientBounded"
 )
 
 // AllEvents is the EventId of metrics not tied to one event.

@@ -3,6 +3,7 @@ package tier1api_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/vwr-go/vwr/internal/openapitest"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/tier1"
+	"github.com/vwr-go/vwr/internal/tier1/storetest"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
 )
 
@@ -85,6 +87,7 @@ const (
 	bearerAdmin                    // VWR_ADMIN_TOKEN set, no IAM (vwr local)
 	deadStore                      // Redis unreachable
 	throttledStore                 // every enter throttled, as DynamoDB after the SDK's retries
+	boundedClients                 // one arrival per CloudFront-Viewer-Address and window
 )
 
 // t1exchange is one request of TestOpenAPIContract and what must come back.
@@ -286,6 +289,7 @@ func TestOpenAPIContract(t *testing.T) {
 		bearerAdmin:    setup(t, setupOpts{token: adminToken}),
 		deadStore:      setup(t, setupOpts{rdb: dead, trustIAM: true}),
 		throttledStore: setup(t, setupOpts{trustIAM: true, store: func(s tier1.Store) tier1.Store { return throttling{s} }}),
+		boundedClients: setup(t, setupOpts{trustIAM: true, clientLimit: 1}),
 	}
 	big := strings.Repeat("x", jsonhttp.MaxBodyBytes+1)
 	replay := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
@@ -386,7 +390,68 @@ func TestOpenAPIContract(t *testing.T) {
 		}
 	}
 
+	// Bots pay at the door (docs/bots.md).
+	powEvent := func(name string, change ...func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+		return func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			if _, err := b.svc.Activate(context.Background(), ev, 1, 10, tier1.WithPow(storetest.TestPow)); err != nil {
+				t.Fatal(err)
+			}
+			req := at(t, name, ev)
+			for _, f := range change {
+				req = f(req)
+			}
+			return req
+		}
+	}
+	spent := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		req := powEvent("assign.apigw.json")(t, b, ev)
+		h := solvedFor(t, b, ev)
+		if _, err := b.svc.Enter(context.Background(), tier1.Arrival{EventID: ev, IdempotencyKey: "someone-else", Altcha: h}); err != nil {
+			t.Fatal(err)
+		}
+		return withHeader(req, "altcha", h)
+	}
+	paid := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		req := powEvent("assign.apigw.json")(t, b, ev)
+		return withHeader(req, "altcha", solvedFor(t, b, ev))
+	}
+	sameAddressAgain := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		b.activate(t, ev, 1, 10)
+		req := at(t, "assign.apigw.json", ev)
+		// Another tab behind the same address, another port.
+		if _, err := b.svc.Enter(context.Background(), tier1.Arrival{EventID: ev, Client: "203.0.113.7:51000", HasClient: true, ClientWithPort: true}); err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+	noNonce := func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+		r.RawQueryString, r.QueryStringParameters = "", nil
+		return r
+	}
+	query := func(q string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+		return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+			r.RawQueryString, r.QueryStringParameters = q, nil
+			return r
+		}
+	}
+
 	cases := []t1exchange{
+		{name: "challenge for a nonce", fn: assignFn, req: powEvent("challenge.apigw.json"), status: 200, want: wantHeader("Cache-Control", "public, max-age=300")},
+		{name: "challenge without a nonce", fn: assignFn, req: powEvent("challenge.apigw.json", noNonce), status: 200, want: wantHeader("Cache-Control", "no-store")},
+		{name: "challenge of an event asking for none", fn: assignFn, req: fx("challenge.apigw.json"), status: 200},
+		{name: "challenge bad nonce", fn: assignFn, req: active("challenge.apigw.json", query("nonce=xyz")), status: 400, code: "invalid_nonce", specRejects: true},
+		{name: "challenge two nonces", fn: assignFn, req: active("challenge.apigw.json", query("nonce=0f1e2d3c4b5a69788796a5b4c3d2e1f0&nonce=00112233445566778899aabbccddeeff")), status: 400, code: "invalid_nonce"},
+		{name: "challenge bad event", fn: assignFn, req: fxOn("challenge.apigw.json", "a b"), status: 400, code: "invalid_event_id", specRejects: true},
+		{name: "challenge POST", fn: assignFn, req: active("challenge.apigw.json", method("POST")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "challenge too large", fn: assignFn, req: active("challenge.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "challenge store down", on: deadStore, fn: assignFn, req: fx("challenge.apigw.json"), status: 503, code: "unavailable"},
+		{name: "assign without a solution", fn: assignFn, req: powEvent("assign.apigw.json"), status: 428, code: "pow_required", want: wantBodyHas("challenge", true)},
+		{name: "assign with a solution", fn: assignFn, req: paid, status: 201},
+		{name: "assign with a garbled solution", fn: assignFn, req: powEvent("assign.apigw.json", header("altcha", "garbage")), status: 400, code: "pow_invalid", want: wantBodyHas("challenge", true)},
+		{name: "assign with a spent solution", fn: assignFn, req: spent, status: 409, code: "pow_replayed", want: wantBodyHas("challenge", true)},
+		{name: "assign over the client bound", on: boundedClients, fn: assignFn, req: sameAddressAgain, status: 429, code: "too_many_arrivals", want: wantHeader("Retry-After", "600")},
+		{name: "assign under the client bound", on: boundedClients, fn: assignFn, req: active("assign.apigw.json"), status: 201},
+
 		// Scheduled sales (docs/draw.md).
 		{name: "schedule", fn: adminFn, req: fx("admin-schedule.apigw.json"), status: 200},
 		{name: "schedule an active event", fn: adminFn, req: active("admin-schedule.apigw.json"), status: 400, code: "invalid_schedule"},
@@ -581,4 +646,16 @@ func TestOpenAPIContract(t *testing.T) {
 	if missing := c.Unanswered(); len(missing) > 0 {
 		t.Errorf("docs/tier1-openapi.yaml promises answers no exchange produced:\n  %s", strings.Join(missing, "\n  "))
 	}
+}
+
+// solvedFor asks the Service for a challenge of ev, as an arrival without a
+// solution would, and solves it.
+func solvedFor(t *testing.T, b *testBundle, ev string) string {
+	t.Helper()
+	_, err := b.svc.Enter(context.Background(), tier1.Arrival{EventID: ev})
+	var pe *tier1.PowError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Enter without a solution: %v", err)
+	}
+	return storetest.Solve(t, pe.Challenge)
 }

@@ -73,7 +73,7 @@ func TestTemplateMatchesRoutes(t *testing.T) {
 	// Least privilege: each Tier 1 function lists exactly the DynamoDB calls
 	// its store makes, each statement on one named table.
 	want := map[string]string{
-		"AssignFunction":   "EventsTable[BatchGetItem GetItem PutItem Query UpdateItem] PositionsTable[GetItem PutItem]",
+		"AssignFunction":   "EventsTable[BatchGetItem GetItem PutItem Query UpdateItem] PositionsTable[GetItem PutItem UpdateItem]",
 		"CheckFunction":    "EventsTable[BatchGetItem GetItem] PositionsTable[GetItem]",
 		"StatusFunction":   "EventsTable[BatchGetItem]",
 		"DrawFunction":     "EventsTable[BatchGetItem BatchWriteItem GetItem Query UpdateItem]",

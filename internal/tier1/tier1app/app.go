@@ -90,6 +90,7 @@ func boot(ctx context.Context, name string, mints Passes, environ map[string]str
 	}
 	svcCfg := cfg.Service()
 	svcCfg.Logger = logger
+	svcCfg.Pow.Keys = PowKeys(keys)
 	return &Function{
 		Config: cfg,
 		Log:    logger,
@@ -99,6 +100,8 @@ func boot(ctx context.Context, name string, mints Passes, environ map[string]str
 			Log:       cfg.Log,
 			RequestID: LambdaRequestID,
 			Metrics:   emf.New(out, tier1api.Namespace, tier1api.MetricDimension, nil),
+			// Only the assign function reads it (template.yaml sets it there).
+			ClientHeader: cfg.ClientIPHeader,
 		},
 		Close: closeStore,
 	}, nil

@@ -60,6 +60,17 @@ type Config struct {
 	AdvancerTicks envconf.Positive `env:"ADVANCER_TICKS"`
 	AdvancerTick  envconf.Seconds  `env:"ADVANCER_TICK_SECONDS"`
 
+	// What a client pays at the door (docs/bots.md). ClientIPHeader names the
+	// header a trusted proxy sets to the client's address
+	// (CloudFront-Viewer-Address in the AWS templates); without it there is
+	// no per-client bound.
+	ClientIPHeader string           `env:"VWR_TIER1_CLIENT_IP_HEADER"`
+	ClientLimit    envconf.Positive `env:"VWR_TIER1_CLIENT_LIMIT"`  // arrivals per client, event and window; 100
+	ClientWindow   time.Duration    `env:"VWR_TIER1_CLIENT_WINDOW"` // the bound's window; 10m
+	PowDefault     envconf.Positive `env:"VWR_TIER1_POW_DEFAULT"`   // hashes of a challenge for an event asking none; 500000
+	PowLifetime    time.Duration    `env:"VWR_TIER1_POW_LIFETIME"`  // how long a fresh challenge stays valid; 5m
+	PowWindow      time.Duration    `env:"VWR_TIER1_POW_WINDOW"`    // the cache window of ?nonce= challenges; 5m
+
 	// The public beacon scheduled sales are drawn with (docs/draw.md).
 	BeaconURL  string        `env:"VWR_DRAW_BEACON_URL"` // drand HTTP relay; https://api.drand.sh
 	ChainInfo  string        `env:"VWR_DRAW_CHAIN_INFO"` // the chain's /info JSON; drand quicknet
@@ -127,8 +138,31 @@ func (c Config) Service() tier1.Config {
 		DefaultShards:    int(c.DefaultShards),
 		DefaultBatchSize: int64(c.DefaultBatchSize),
 		TickEvery:        c.AdvancerTick.D(),
+		Pow: tier1.PowConfig{
+			Default: int64(c.PowDefault), Lifetime: c.PowLifetime, Window: c.PowWindow,
+			// Keys come from the pass keys (PowKeys); until then, a random one.
+		},
+		Clients: c.clientBound(),
 	}.WithDefaults()
 }
+
+// clientBound is the per-client bound: on, at VWR_TIER1_CLIENT_LIMIT
+// (default 100), only where a client-address header is named.
+func (c Config) clientBound() tier1.ClientBound {
+	b := tier1.ClientBound{Window: c.ClientWindow}
+	if c.ClientIPHeader != "" {
+		b.Limit = cmp.Or(int64(c.ClientLimit), tier1.DefaultClientLimit)
+	}
+	return b
+}
+
+// PowKeyLabel separates the proof-of-work keys from the pass keys they are
+// derived from (token.KeyRing.DerivedKeys).
+const PowKeyLabel = "vwr altcha v1"
+
+// PowKeys are the keys that sign and verify proof-of-work challenges,
+// derived from the pass keys so every instance that mints passes agrees.
+func PowKeys(keys *token.KeyRing) [][]byte { return keys.DerivedKeys(PowKeyLabel) }
 
 // StoreConfig is the store selection, as bin/queue reads it too.
 func (c Config) StoreConfig() tier1store.Config {
