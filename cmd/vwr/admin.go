@@ -82,12 +82,15 @@ func registerAdmin(a *adminAction) {
 func noFlags(*flag.FlagSet) func() (any, error) { return func() (any, error) { return nil, nil } }
 
 func init() {
-	registerAdmin(&adminAction{name: "activate", tier: 1, method: http.MethodPost, args: "[-shards N] [-batch N]",
-		summary: "turn the event's line on (0 = server default: 1 shard, 500 per tick)",
+	registerAdmin(&adminAction{name: "activate", tier: 1, method: http.MethodPost, args: "[-shards N] [-batch N] [-pow N]",
+		summary: "turn the event's line on (0 = server default: 1 shard, 500 per tick; no proof of work unless -pow)",
 		flags: func(fs *flag.FlagSet) func() (any, error) {
 			shards := fs.Int("shards", 0, "counter shards (1-64; fixed once positions are handed out; 0 = server default)")
 			batch := fs.Int64("batch", 0, "visitors admitted per advancer tick (0 = server default)")
-			return func() (any, error) { return map[string]int64{"shards": int64(*shards), "batchSize": *batch}, nil }
+			pow := powFlag(fs)
+			return func() (any, error) {
+				return map[string]int64{"shards": int64(*shards), "batchSize": *batch, "pow": *pow}, nil
+			}
 		}})
 	registerAdmin(&adminAction{name: "deactivate", tier: 1, method: http.MethodPost,
 		summary: "let everyone through (pass-through)", flags: noFlags})
@@ -108,13 +111,26 @@ func init() {
 		}})
 	registerAdmin(&adminAction{name: "status", tier: 1, method: http.MethodGet,
 		summary: "settings, serving counter and per-shard counters", flags: noFlags})
-	registerAdmin(&adminAction{name: "schedule", tier: 1, method: http.MethodPost, args: "-opens T [-prequeue-from T]",
+	registerAdmin(&adminAction{name: "schedule", tier: 1, method: http.MethodPost, args: "-opens T [-prequeue-from T] [-pow N]",
 		summary: "open an inactive event at T (RFC 3339) with a pre-queue until then, drawn by a public beacon (docs/draw.md)",
 		flags: func(fs *flag.FlagSet) func() (any, error) {
 			opens := fs.String("opens", "", "opening time, RFC 3339, e.g. 2026-12-01T10:00:00Z (required)")
 			from := fs.String("prequeue-from", "", "start of the pre-queue: RFC 3339, or a time of day on the opening's date like 09:30:00Z (default: now)")
-			return func() (any, error) { return scheduleBody(*opens, *from) }
+			pow := powFlag(fs)
+			return func() (any, error) {
+				body, err := scheduleBody(*opens, *from)
+				if err == nil && *pow != 0 {
+					body["pow"] = *pow
+				}
+				return body, err
+			}
 		}})
+}
+
+// powFlag is -pow on activate and schedule: the proof of work every arrival
+// pays (docs/bots.md).
+func powFlag(fs *flag.FlagSet) *int64 {
+	return fs.Int64("pow", 0, "proof of work each arrival pays, in expected SHA-256 hashes (1000-100000000; 0 = none; measured solve times in docs/bots.md)")
 }
 
 // adminUsage is the overview `vwr admin -h` prints.
@@ -418,7 +434,7 @@ func apiRegion(host string) string {
 
 // scheduleBody checks the schedule flags: RFC 3339 times, prequeue-from a
 // full time or a time of day on the opening's date ("09:30:00Z").
-func scheduleBody(opens, from string) (map[string]string, error) {
+func scheduleBody(opens, from string) (map[string]any, error) {
 	if opens == "" {
 		return nil, errors.New("schedule needs -opens RFC3339 (e.g. 2026-12-01T10:00:00Z)")
 	}
@@ -426,7 +442,7 @@ func scheduleBody(opens, from string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-opens %q is not RFC 3339 (e.g. 2026-12-01T10:00:00Z)", opens)
 	}
-	body := map[string]string{"opensAt": at.UTC().Format(time.RFC3339)}
+	body := map[string]any{"opensAt": at.UTC().Format(time.RFC3339)}
 	if from == "" {
 		return body, nil
 	}

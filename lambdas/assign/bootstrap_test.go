@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/altcha"
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/lambdatest"
 	"github.com/vwr-go/vwr/internal/testenv"
@@ -168,5 +169,63 @@ func TestBootstrapKeysFromSecretsManager(t *testing.T) {
 	}
 	if _, err := keys.VerifyTier1(d.Token, tier1apitest.FixtureEvent, time.Now()); err != nil {
 		t.Fatalf("the pass does not verify under the secret's key sm1: %v", err)
+	}
+}
+
+// TestBootstrapPow: as deployed (DynamoDB on moto, the per-client bound on
+// CloudFront-Viewer-Address), the built function serves the challenge route
+// and asks a pow event's arrivals for a solution; a challenge from one
+// instance is accepted by another holding the same pass keys (both derive
+// the same proof-of-work key), spent once, and the fixture's viewer
+// address gets one arrival.
+func TestBootstrapPow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := tier1apitest.Moto(t)
+	env := maps.Clone(st.Env)
+	env["VWR_TIER1_STATUS_CACHE_TTL"] = "1ns"
+	env["VWR_TIER1_CLIENT_IP_HEADER"] = "CloudFront-Viewer-Address"
+	env["VWR_TIER1_CLIENT_LIMIT"] = "1"
+	bin := lambdatest.Build(t, "./lambdas/assign")
+	one := lambdatest.Start(t, bin, lambdatest.Options{Env: env, FunctionName: "vwr-assign"})
+	two := lambdatest.Start(t, bin, lambdatest.Options{Env: env, FunctionName: "vwr-assign"})
+	if _, err := st.Service.Activate(ctx, tier1apitest.FixtureEvent, 2, 10, tier1.WithPow(2000)); err != nil {
+		t.Fatal(err)
+	}
+
+	resp := tier1apitest.HTTPResponse(t, one, one.Invoke(t, tier1apitest.Fixture(t, "challenge.apigw.json")))
+	ch := tier1apitest.Body[altcha.Challenge](t, resp)
+	if resp.StatusCode != 200 || ch.MaxNumber != 4000 || !strings.HasPrefix(resp.Headers["Cache-Control"], "public, max-age=") {
+		t.Fatalf("challenge: %d %s %v", resp.StatusCode, resp.Body, resp.Headers)
+	}
+	n, ok := altcha.Solve(ch.Challenge, ch.Salt, ch.MaxNumber)
+	if !ok {
+		t.Fatalf("unsolvable %+v", ch)
+	}
+	paid := func(key, header string) []byte {
+		return tier1apitest.Fixture(t, "assign.apigw.json", `"idempotency-key": "k-9f1c2e7a4b3d4e8a9c5511d2e3f4a5b6"`,
+			`"idempotency-key": "`+key+`", "altcha": "`+header+`"`)
+	}
+	resp = tier1apitest.HTTPResponse(t, two, two.Invoke(t, tier1apitest.Fixture(t, "assign.apigw.json")))
+	if resp.StatusCode != 428 || !strings.Contains(resp.Body, `"pow_required"`) {
+		t.Fatalf("no solution: %d %s", resp.StatusCode, resp.Body)
+	}
+	h := ch.Payload(n).Encode()
+	resp = tier1apitest.HTTPResponse(t, two, two.Invoke(t, paid("first", h)))
+	if resp.StatusCode != 201 {
+		t.Fatalf("the first instance's challenge at the second: %d %s", resp.StatusCode, resp.Body)
+	}
+	resp = tier1apitest.HTTPResponse(t, one, one.Invoke(t, paid("second", h)))
+	if resp.StatusCode != 409 || !strings.Contains(resp.Body, `"pow_replayed"`) {
+		t.Fatalf("spent again at the first instance: %d %s", resp.StatusCode, resp.Body)
+	}
+	refusal := tier1apitest.Body[struct{ Challenge altcha.Challenge }](t, resp)
+	n, _ = altcha.Solve(refusal.Challenge.Challenge, refusal.Challenge.Salt, refusal.Challenge.MaxNumber)
+	resp = tier1apitest.HTTPResponse(t, one, one.Invoke(t, paid("second", refusal.Challenge.Payload(n).Encode())))
+	if resp.StatusCode != 429 || resp.Headers["Retry-After"] == "" {
+		t.Fatalf("a second arrival from the fixture's viewer address with a bound of 1: %d %s %v", resp.StatusCode, resp.Body, resp.Headers)
+	}
+	if adm, err := st.Service.AdminStatus(ctx, tier1apitest.FixtureEvent); err != nil || adm.Assigned != 1 {
+		t.Fatalf("DynamoDB holds %d positions (%v), want 1", adm.Assigned, err)
 	}
 }
