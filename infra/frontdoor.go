@@ -51,7 +51,10 @@ type FrontDoorStack struct {
 	PageIndex    awscloudfront.Function
 	StatusCache  awscloudfront.CachePolicy
 	DrawCache    awscloudfront.CachePolicy
-	WebACL       awswafv2.CfnWebACL
+	// ChallengeCache keeps a nonce's proof-of-work challenge for the rest
+	// of its window (docs/bots.md).
+	ChallengeCache awscloudfront.CachePolicy
+	WebACL         awswafv2.CfnWebACL
 	// Topic receives the front door's alarms (CloudWatch alarms notify
 	// topics in their own region, and CloudFront's metrics live here).
 	Topic       awssns.Topic
@@ -81,13 +84,24 @@ const (
 	DrawMaxTTL = 365 * 24 * 3600
 )
 
+// Challenge cache TTLs: a challenge asked for with ?nonce= is the same for
+// the rest of its window, and says so in max-age (at most the window,
+// VWR_TIER1_POW_WINDOW, 5 minutes by default); one asked for without a
+// nonce says no-store, and MinTTL 0 lets CloudFront honour that.
+const (
+	ChallengeMinTTL = 0
+	ChallengeMaxTTL = 300
+)
+
 // Behaviour path patterns.
 const (
 	PathPage      = "/vwr/*"
 	PathAPI       = "/vwr-api/*"
 	PathAPIStatus = "/vwr-api/vwr/status/*"
 	PathAPIDraw   = "/vwr-api/vwr/draw/*"
-	PathTier2     = "/api/queue/*"
+	// PathAPIChallenge is the proof-of-work challenge, cached per nonce.
+	PathAPIChallenge = "/vwr-api/vwr/challenge/*"
+	PathTier2        = "/api/queue/*"
 	// AssignPrefix is what the WAF rate rule counts, per client IP.
 	AssignPrefix = "/vwr-api/vwr/assign/"
 )
@@ -208,13 +222,28 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 	// The draw's documents are the same for everyone and, once drawn, never
 	// change: keyed on the path alone, kept as long as the origin says.
 	s.DrawCache = pathOnlyCache(stack, "DrawCache", "vwr draw: path-only key, TTL from Cache-Control (1 s while drawing, a year once drawn)", DrawMinTTL, DrawMaxTTL)
-	// assign and check: never cached; the pass cookie and Idempotency-Key
-	// reach the API (not Host: API Gateway routes on its own).
+	// A challenge asked for with a nonce is the same for the rest of its
+	// window: keyed on the path and the nonce, kept as long as it says.
+	s.ChallengeCache = awscloudfront.NewCachePolicy(stack, jsii.String("ChallengeCache"), &awscloudfront.CachePolicyProps{
+		Comment:                    jsii.String("vwr challenge: path and ?nonce= key, TTL from Cache-Control (the rest of the window; no-store without a nonce)"),
+		MinTtl:                     awscdk.Duration_Seconds(jsii.Number(ChallengeMinTTL)),
+		DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(ChallengeMinTTL)),
+		MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(ChallengeMaxTTL)),
+		CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
+		HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
+		QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_AllowList(jsii.String("nonce")),
+		EnableAcceptEncodingGzip:   jsii.Bool(true),
+		EnableAcceptEncodingBrotli: jsii.Bool(true),
+	})
+	// assign and check: never cached; the pass cookie, Idempotency-Key,
+	// Client-Nonce, the Altcha solution and the viewer's address (the
+	// per-client bound's key, set by CloudFront itself) reach the API (not
+	// Host: API Gateway routes on its own).
 	apiForward := awscloudfront.NewOriginRequestPolicy(stack, jsii.String("ApiForward"), &awscloudfront.OriginRequestPolicyProps{
-		Comment:             jsii.String("vwr API: cookies, query strings and Idempotency-Key"),
+		Comment:             jsii.String("vwr API: cookies, query strings, Idempotency-Key, Client-Nonce, Altcha, viewer address"),
 		CookieBehavior:      awscloudfront.OriginRequestCookieBehavior_All(),
 		QueryStringBehavior: awscloudfront.OriginRequestQueryStringBehavior_All(),
-		HeaderBehavior:      awscloudfront.OriginRequestHeaderBehavior_AllowList(jsii.String("Idempotency-Key")),
+		HeaderBehavior:      awscloudfront.OriginRequestHeaderBehavior_AllowList(jsii.String("Idempotency-Key"), jsii.String("Client-Nonce"), jsii.String("Altcha"), jsii.String("CloudFront-Viewer-Address")),
 	})
 	// Every origin gets the origin-verify header: a dynamic reference that
 	// CloudFormation resolves from the secret's us-east-1 replica, so the
@@ -254,8 +283,8 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		dp.MinimumProtocolVersion = awscloudfront.SecurityPolicyProtocol_TLS_V1_2_2021
 	}
 	s.Distribution = awscloudfront.NewDistribution(stack, jsii.String("Distribution"), dp)
-	// Behaviours are matched in the order added: the status and draw paths
-	// before the rest of the API.
+	// Behaviours are matched in the order added: the status, draw and
+	// challenge paths before the rest of the API.
 	s.Distribution.AddBehavior(jsii.String(PathAPIStatus), apiOrigin, &awscloudfront.AddBehaviorOptions{
 		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
 		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
@@ -266,6 +295,12 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
 		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
 		CachePolicy:          s.DrawCache,
+		FunctionAssociations: viewer(s.StripPrefix),
+	})
+	s.Distribution.AddBehavior(jsii.String(PathAPIChallenge), apiOrigin, &awscloudfront.AddBehaviorOptions{
+		ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS,
+		AllowedMethods:       awscloudfront.AllowedMethods_ALLOW_GET_HEAD(),
+		CachePolicy:          s.ChallengeCache,
 		FunctionAssociations: viewer(s.StripPrefix),
 	})
 	s.Distribution.AddBehavior(jsii.String(PathAPI), apiOrigin, &awscloudfront.AddBehaviorOptions{

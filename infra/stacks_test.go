@@ -11,18 +11,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/tier1api"
 )
 
 // requiredEnv is the environment each function needs (names only): the
 // base every function gets, as template.yaml's Globals, plus its own.
 var requiredEnv = map[string][]string{
-	"AssignFunction":           {"VWR_TIER1_TOKEN_KEYS_SECRET_ARN"},
+	"AssignFunction":           {"VWR_TIER1_TOKEN_KEYS_SECRET_ARN", "VWR_TIER1_CLIENT_IP_HEADER"},
 	"CheckFunction":            {"VWR_TIER1_TOKEN_KEYS_SECRET_ARN"},
 	"StatusFunction":           {},
 	"AdminFunction":            {"VWR_ADMITTED_STATS_TABLE"},
@@ -355,12 +357,14 @@ func TestFrontDoor(t *testing.T) {
 	}
 	statusID, status := fd.byConstruct("AWS::CloudFront::CachePolicy", "StatusCache")
 	drawID, draw := fd.byConstruct("AWS::CloudFront::CachePolicy", "DrawCache")
+	challengeID, challenge := fd.byConstruct("AWS::CloudFront::CachePolicy", "ChallengeCache")
 	want := []struct {
 		path, function, cache string
 		origin                func(o any) bool
 	}{
 		{PathAPIStatus, fnID("StripApiPrefix"), statusID, func(o any) bool { return strings.Contains(js(o), "Fn::Split") }},
 		{PathAPIDraw, fnID("StripApiPrefix"), drawID, func(o any) bool { return strings.Contains(js(o), "Fn::Split") }},
+		{PathAPIChallenge, fnID("StripApiPrefix"), challengeID, func(o any) bool { return strings.Contains(js(o), "Fn::Split") }},
 		{PathAPI, fnID("StripApiPrefix"), "4135ea2d-6df8-44a3-9df3-4b5a84be39ad", func(o any) bool { return strings.Contains(js(o), "Fn::Split") }},
 		{PathPage, fnID("PageIndex"), "658327ea-f89d-4fab-a63d-7e88639e58f6", func(o any) bool { return get(o, "OriginAccessControlId") != nil }},
 		{PathTier2, "", "4135ea2d-6df8-44a3-9df3-4b5a84be39ad", func(o any) bool { return get(o, "CustomOriginConfig", "OriginProtocolPolicy") == "http-only" }},
@@ -389,9 +393,10 @@ func TestFrontDoor(t *testing.T) {
 			t.Errorf("%s: origin %s", w.path, js(origins[get(b, "TargetOriginId").(string)]))
 		}
 	}
-	// The API behaviour forwards cookies and Idempotency-Key, never Host.
+	// The API behaviour forwards cookies, Idempotency-Key, Client-Nonce, the
+	// Altcha solution and the viewer's address, never Host.
 	_, orp := fd.byConstruct("AWS::CloudFront::OriginRequestPolicy", "ApiForward")
-	if js(get(orp, "Properties", "OriginRequestPolicyConfig", "HeadersConfig", "Headers")) != `["Idempotency-Key"]` ||
+	if js(get(orp, "Properties", "OriginRequestPolicyConfig", "HeadersConfig", "Headers")) != `["Idempotency-Key","Client-Nonce","Altcha","CloudFront-Viewer-Address"]` ||
 		get(orp, "Properties", "OriginRequestPolicyConfig", "CookiesConfig", "CookieBehavior") != "all" {
 		t.Errorf("API origin request policy %s", js(orp))
 	}
@@ -415,6 +420,19 @@ func TestFrontDoor(t *testing.T) {
 	dkey := get(dc2, "ParametersInCacheKeyAndForwardedToOrigin")
 	if get(dkey, "CookiesConfig", "CookieBehavior") != "none" || get(dkey, "HeadersConfig", "HeaderBehavior") != "none" || get(dkey, "QueryStringsConfig", "QueryStringBehavior") != "none" {
 		t.Errorf("draw cache key %s", js(dkey))
+	}
+	// Challenge: keyed on the path and ?nonce= only, kept no longer than a
+	// window, and only as long as the origin says (MinTTL 0: no-store holds).
+	cc := get(challenge, "Properties", "CachePolicyConfig")
+	if num(get(cc, "MinTTL")) != ChallengeMinTTL || num(get(cc, "DefaultTTL")) != 0 || num(get(cc, "MaxTTL")) != ChallengeMaxTTL {
+		t.Errorf("challenge TTLs %s", js(cc))
+	}
+	if ckey := get(cc, "ParametersInCacheKeyAndForwardedToOrigin"); get(ckey, "CookiesConfig", "CookieBehavior") != "none" || get(ckey, "HeadersConfig", "HeaderBehavior") != "none" ||
+		get(ckey, "QueryStringsConfig", "QueryStringBehavior") != "whitelist" || js(get(ckey, "QueryStringsConfig", "QueryStrings")) != `["nonce"]` {
+		t.Errorf("challenge cache key %s", js(ckey))
+	}
+	if time.Duration(ChallengeMaxTTL)*time.Second != tier1.DefaultPowWindow {
+		t.Errorf("ChallengeMaxTTL %d s is not the default challenge window %s", ChallengeMaxTTL, tier1.DefaultPowWindow)
 	}
 	// Origin Access Control on a private bucket.
 	if len(fd.resources("AWS::CloudFront::OriginAccessControl")) != 1 {

@@ -73,7 +73,7 @@ type lambdaSpec struct {
 // own constants (tier1api), so a route a handler registers and no function
 // serves shows up in the parity and assertion tests.
 var Tier1Functions = []lambdaSpec{
-	{ID: "AssignFunction", Dir: "assign", Description: "POST /vwr/assign/{eventId}: hand out a position", Timeout: 10, Routes: []string{tier1api.RouteAssign}},
+	{ID: "AssignFunction", Dir: "assign", Description: "POST /vwr/assign/{eventId}: hand out a position; GET /vwr/challenge/{eventId}: its proof-of-work challenge", Timeout: 10, Routes: tier1api.AssignRoutes},
 	{ID: "CheckFunction", Dir: "check", Description: "GET /vwr/check/{eventId}/{requestId}: admit a served visitor", Timeout: 10, Routes: []string{tier1api.RouteCheck}},
 	{ID: "StatusFunction", Dir: "status", Description: "GET /vwr/status/{eventId}: CDN-cacheable event status", Timeout: 10, Routes: []string{tier1api.RouteStatus}},
 	{ID: "DrawFunction", Dir: "draw", Description: "GET /vwr/draw/*: a scheduled sale's verifiable draw (CDN-cacheable, immutable once drawn)", Timeout: 29, Memory: 1024, Routes: []string{tier1api.RouteDraw, tier1api.RouteDrawChunk, tier1api.RouteDrawProof}},
@@ -255,7 +255,8 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 	// Only the calls each function makes (internal/tier1/dynamostore,
 	// internal/admitted), on its named tables: the same grants as template.yaml.
 	allow(fn["AssignFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
-	allow(fn["AssignFunction"], s.Positions.TableArn(), "dynamodb:GetItem", "dynamodb:PutItem")
+	// UpdateItem on positions: the per-client counters (docs/bots.md).
+	allow(fn["AssignFunction"], s.Positions.TableArn(), "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 	allow(fn["CheckFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:GetItem")
 	allow(fn["DrawFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem")
 	allow(fn["CheckFunction"], s.Positions.TableArn(), "dynamodb:GetItem")
@@ -269,6 +270,9 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 		fn[id].AddEnvironment(jsii.String("VWR_TIER1_TOKEN_KEYS_SECRET_ARN"), s.KeysSecret.SecretArn(), nil)
 		allow(fn[id], s.KeysSecret.SecretArn(), "secretsmanager:GetSecretValue")
 	}
+	// The per-client bound counts by the viewer address CloudFront sets; the
+	// front door forwards it to the API (docs/bots.md).
+	fn["AssignFunction"].AddEnvironment(jsii.String("VWR_TIER1_CLIENT_IP_HEADER"), jsii.String(tier1api.ViewerAddressHeader), nil)
 	fn["AdminFunction"].AddEnvironment(jsii.String("VWR_ADMITTED_STATS_TABLE"), s.Stats.TableName(), nil)
 	fn["AdvancerFunction"].AddEnvironment(jsii.String("ADVANCER_TICKS"), jsii.String(fmt.Sprint(props.AdvancerTicks)), nil)
 	fn["AdmittedConsumerFunction"].AddEnvironment(jsii.String("VWR_ADMITTED_PROCESSED_TABLE"), s.Processed.TableName(), nil)
