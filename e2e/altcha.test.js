@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import altcha from 'altcha-lib/v1';
-import { payload, search, sha256Hex } from '../static/vwr/pow.js';
+import { expiresAt, payAtTheDoor, payload, search, sha256Hex } from '../static/vwr/pow.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../internal/altcha/testdata/vectors.json', import.meta.url), 'utf8'));
 const key = vectors.hmacKey;
@@ -73,4 +73,51 @@ test('pow.js sha256Hex agrees with node:crypto at every block boundary', () => {
     const s = 'é'.repeat(len % 7) + 'x'.repeat(len);
     assert.equal(sha256Hex(s), createHash('sha256').update(s).digest('hex'), `length ${len}`);
   }
+});
+
+test('payAtTheDoor solves a refusal\'s challenge, keeps the solution, and re-sends it on a retry', async () => {
+  const mem = new Map();
+  const kv = { get: (k) => mem.get(k), set: (k, v) => mem.set(k, v), del: (k) => mem.delete(k) };
+  const v = vectors.challenges.find((c) => c.madeBy === 'go' && c.options.expires);
+  const refusal = (code) => Object.assign(new Error(code), { body: { code, challenge: v.challenge } });
+  const isRefusal = (err) => (err.body?.challenge ? err.body.challenge : null);
+  const sent = [];
+  const progress = [];
+  let answers = [refusal('pow_required'), { ok: 1 }];
+  const send = async (h) => {
+    sent.push(h);
+    const a = answers.shift();
+    if (a instanceof Error) throw a;
+    return a;
+  };
+  const opts = { kv, key: 'vwr:pow:e', onProgress: (p) => progress.push(p), isRefusal, solver: async (ch) => search(ch.challenge, ch.salt, 0, ch.maxnumber) };
+  assert.deepEqual(await payAtTheDoor(send, opts), { ok: 1 });
+  assert.deepEqual(sent, [undefined, v.payload], 'first without a solution, then with the solved challenge');
+  assert.deepEqual(progress, [100]);
+  assert.equal(mem.get('vwr:pow:e').header, v.payload, 'the solution is kept for a retry');
+  assert.equal(mem.get('vwr:pow:e').expires, v.options.expires * 1000);
+
+  // A reload re-sends the kept solution first.
+  sent.length = 0;
+  answers = [{ ok: 2 }];
+  assert.deepEqual(await payAtTheDoor(send, opts), { ok: 2 });
+  assert.deepEqual(sent, [v.payload]);
+
+  // An expired solution is not sent; a replay refusal drops it and solves anew.
+  sent.length = 0;
+  answers = [refusal('pow_replayed'), { ok: 3 }];
+  assert.deepEqual(await payAtTheDoor(send, { ...opts, now: () => v.options.expires * 1000 + 1 }), { ok: 3 });
+  assert.equal(sent[0], undefined, 'an expired solution must not be sent');
+
+  // Other errors pass through; refusals stop after three solves.
+  answers = [Object.assign(new Error('503'), { body: { code: 'unavailable' } })];
+  await assert.rejects(payAtTheDoor(send, opts), /503/);
+  answers = [refusal('pow_invalid'), refusal('pow_invalid'), refusal('pow_invalid'), refusal('pow_invalid')];
+  await assert.rejects(payAtTheDoor(send, opts), /pow_invalid/);
+});
+
+test('expiresAt reads the salt\'s expiry', () => {
+  assert.equal(expiresAt('abc?event=e&expires=1795341600&'), 1795341600000);
+  assert.equal(expiresAt('abc&'), 0);
+  assert.equal(expiresAt('abc?expires=soon&'), 0);
 });

@@ -138,3 +138,87 @@ export function payload(ch, number) {
   });
   return btoa(json);
 }
+
+/** expiresAt is a challenge salt's expiry in ms since the epoch (0: none). */
+export function expiresAt(salt) {
+  const q = String(salt).split('?')[1] || '';
+  const v = new URLSearchParams(q.replace(/&$/, '')).get('expires');
+  return /^[0-9]+$/.test(v || '') ? Number(v) * 1000 : 0;
+}
+
+/**
+ * solveHere searches on the calling thread in slices, yielding between
+ * them: the fallback where module workers are not available, and what the
+ * CPU-throttled measurement runs (Chromium throttles pages, not workers).
+ * onProgress gets the share of the search space covered, 0–100.
+ */
+export async function solveHere(ch, onProgress = () => {}) {
+  const slice = 20000;
+  for (let from = 0; from <= ch.maxnumber; from += slice) {
+    const n = search(ch.challenge, ch.salt, from, Math.min(from + slice - 1, ch.maxnumber));
+    if (n >= 0) return n;
+    onProgress(Math.floor(((from + slice) / (ch.maxnumber + 1)) * 100));
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  return -1;
+}
+
+/**
+ * solve finds a challenge's number in a Web Worker (pow-worker.js),
+ * reporting the share of the search space covered (0–100) as it goes; it
+ * solves on this thread when no worker can be started.
+ */
+export function solve(ch, onProgress = () => {}) {
+  let worker;
+  try {
+    worker = new Worker(new URL('./pow-worker.js', import.meta.url), { type: 'module' });
+  } catch {
+    return solveHere(ch, onProgress);
+  }
+  return new Promise((resolve, reject) => {
+    worker.onmessage = ({ data }) => {
+      if (data.type === 'progress') {
+        onProgress(Math.min(99, Math.floor((data.n / (ch.maxnumber + 1)) * 100)));
+        return;
+      }
+      worker.terminate();
+      resolve(data.n);
+    };
+    worker.onerror = (e) => {
+      worker.terminate();
+      reject(new Error(`pow worker: ${e.message || 'failed'}`));
+    };
+    worker.postMessage({ challenge: ch.challenge, salt: ch.salt, maxnumber: ch.maxnumber });
+  });
+}
+
+/** POW_CODES are the refusals that carry a challenge to solve. */
+export const POW_CODES = new Set(['pow_required', 'pow_invalid', 'pow_replayed']);
+
+/**
+ * payAtTheDoor sends an arrival with the solution kept in kv under key (if
+ * still valid); when the answer is a proof-of-work refusal it solves the
+ * challenge that came with it (solver: solve, with onProgress) and sends
+ * again. The solution is kept (not in the URL) so that a retry or a reload
+ * re-sends it with the same Idempotency-Key, which the server answers
+ * without counting a second arrival. isRefusal(err) picks the refusals.
+ */
+export async function payAtTheDoor(send, { kv, key, onProgress, isRefusal, solver = solve, now = Date.now }) {
+  let kept = kv.get(key);
+  if (!kept || typeof kept.header !== 'string' || !(kept.expires > now())) kept = null;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await send(kept ? kept.header : undefined);
+    } catch (err) {
+      const ch = isRefusal(err);
+      if (!ch || attempt >= 3) throw err;
+      kv.del(key);
+      kept = null;
+      const n = await solver(ch, onProgress);
+      if (n < 0) throw err;
+      if (onProgress) onProgress(100);
+      kept = { header: payload(ch, n), expires: expiresAt(ch.salt) };
+      kv.set(key, kept);
+    }
+  }
+}

@@ -15,6 +15,7 @@ import {
 } from './common.js';
 import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
 import { hex, newNonce, ticketHash, unhex, verifyPlace } from './draw.js';
+import { POW_CODES, payAtTheDoor } from './pow.js';
 
 const API = '/vwr-api/vwr';
 const lang = currentLang();
@@ -150,8 +151,39 @@ function leave(path) {
   setTimeout(() => location.replace(path), 400);
 }
 
+// checking shows the proof of work's progress in the status line: the
+// sentence once (the live region announces it), the percentage beside it
+// hidden from screen readers, so they are not told every step.
+let powPct;
+function checking(pct) {
+  if (document.body.dataset.stage !== 'checking') {
+    setStage('checking');
+    status(t('status.checking'));
+    powPct = document.createElement('span');
+    powPct.className = 'pct';
+    powPct.dataset.testid = 'pow-progress';
+    powPct.setAttribute('aria-hidden', 'true');
+    $('status').append(' ', powPct);
+  }
+  setText(powPct, `${pct}%`);
+}
+
+// powChallenge is the challenge a proof-of-work refusal carries, or null.
+function powChallenge(err) {
+  const b = err instanceof ApiError ? err.body : null;
+  return b && POW_CODES.has(b.code) && b.challenge ? b.challenge : null;
+}
+
 function showError(err) {
   s.failures += 1;
+  if (err instanceof ApiError && err.body?.code === 'too_many_arrivals') {
+    // Many arrivals from this network (a carrier's shared address): wait
+    // as long as the server says, calmly.
+    const wait = backoff(s.failures, err.retryAfter);
+    status(t('err.crowdedNetwork', Math.round(wait / 1000)), 'warn');
+    setStage('retrying');
+    return wait;
+  }
   if (err instanceof ApiError && err.body?.code === 'not_open') {
     // A scheduled sale whose pre-queue has not opened: wait calmly, no backoff.
     status(t('err.notOpen'), 'info');
@@ -172,10 +204,12 @@ async function assign() {
     kv.set(key, idem);
   }
   const rc = receipt();
-  const { body } = await requestJSON(`${API}/assign/${encodeURIComponent(event)}`, {
+  // An event may ask for a proof of work: the answer then carries a
+  // challenge, solved in a worker while the status line shows progress.
+  const { body } = await payAtTheDoor((altcha) => requestJSON(`${API}/assign/${encodeURIComponent(event)}`, {
     method: 'POST',
-    headers: { 'Idempotency-Key': idem, 'Client-Nonce': rc.clientNonce },
-  });
+    headers: { 'Idempotency-Key': idem, 'Client-Nonce': rc.clientNonce, ...(altcha ? { Altcha: altcha } : {}) },
+  }), { kv, key: `vwr:pow:${event}`, onProgress: checking, isRefusal: powChallenge });
   if (body && body.active === false) {
     // The API has set the pass as the urr-vwr-token cookie (HttpOnly).
     return { passThrough: true };
@@ -302,6 +336,7 @@ async function run(returnPath) {
         // key, or the retry could be answered with the lost requestId again.
         s.requestId = '';
         kv.del(`vwr:idem:${event}`);
+        kv.del(`vwr:pow:${event}`);
         continue;
       }
       if (finalError(err)) {
