@@ -10,7 +10,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws sam-build synth infra-test edge-test deploy deploy-preflight
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -73,7 +73,6 @@ CDK         := cd infra && CDK_DISABLE_CLI_TELEMETRY=true ./node_modules/.bin/cd
 # Node 20, which reached end of life; the app works the same. Node 22+ is
 # recommended for deploying.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
-QUEUE_IMAGE ?=
 
 $(INFRA_STAMP): infra/package-lock.json
 	@command -v npm >/dev/null || { echo "infra: npm not found; install Node.js 20+ with npm" >&2; exit 1; }
@@ -94,11 +93,47 @@ infra-test: ## the CDK assertion and SAM/CDK parity tests (infra/)
 edge-test: $(INFRA_STAMP) ## the CloudFront Functions: the Go-minted vectors, and runtime 2.0 features only (acorn)
 	node --test infra/edge/
 
-deploy: deploy-preflight lambdas $(INFRA_STAMP) ## deploy every stack with CDK (needs AWS credentials and QUEUE_IMAGE=<pushed services/queue image>)
-	$(CDK) deploy --all --parameters VwrTier2:QueueImageUri=$(QUEUE_IMAGE)
+# make deploy (docs/deploy.md): the registry stack, the Tier 2 image built
+# and pushed there (Docker; or IMAGE_PUSHED=1 when QUEUE_IMAGE_TAG was pushed
+# elsewhere), every stack with that tag, then the edge keys from the Tier 1
+# key secret. CloudFormation asks before widening IAM or security groups
+# unless CI is set. Tags are immutable: a build of a dirty tree gets its own.
+CDK_APPROVAL    := $(if $(CI),--require-approval never,)
+QUEUE_IMAGE_TAG ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty-$$(date +%s))
+IMAGE_PUSHED    ?=
+VWR             ?= bin/vwr
+DEPLOY_OUTPUTS  := infra/cdk-outputs.json
+output = $$(node -p "require('./$(DEPLOY_OUTPUTS)')['$(1)']['$(2)']")
+
+deploy: deploy-preflight lambdas build $(INFRA_STAMP) ## deploy every stack: registry, Tier 2 image (Docker), all stacks, edge keys (AWS credentials)
+	$(CDK) deploy VwrRegistry $(CDK_APPROVAL) --outputs-file cdk-outputs.json
+	@repo=$(call output,VwrRegistry,QueueRepositoryUri); tag='$(QUEUE_IMAGE_TAG)'; \
+	if [ -n "$(IMAGE_PUSHED)" ]; then \
+	  echo "deploy: using $$repo:$$tag, pushed already (IMAGE_PUSHED)"; \
+	elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+	  region=$$(echo "$$repo" | cut -d. -f4); \
+	  pw=$$(aws ecr get-login-password --region "$$region") && echo "$$pw" | docker login --username AWS --password-stdin "$${repo%%/*}" && \
+	  if aws ecr describe-images --region "$$region" --repository-name "$${repo#*/}" --image-ids imageTag="$$tag" >/dev/null 2>&1; then \
+	    echo "deploy: $$repo:$$tag is in the registry already"; \
+	  else \
+	    docker build --platform linux/arm64 -f services/queue/Dockerfile -t "$$repo:$$tag" . && docker push "$$repo:$$tag"; \
+	  fi || exit 1; \
+	else \
+	  echo "deploy: Docker is not available here. Build and push the Tier 2 image from a machine that has it:" >&2; \
+	  echo "  docker build --platform linux/arm64 -f services/queue/Dockerfile -t $$repo:$$tag . && docker push $$repo:$$tag" >&2; \
+	  echo "then run: make deploy QUEUE_IMAGE_TAG=$$tag IMAGE_PUSHED=1" >&2; \
+	  exit 1; \
+	fi
+	$(CDK) deploy --all $(CDK_APPROVAL) --parameters VwrTier2:QueueImageTag='$(QUEUE_IMAGE_TAG)' --outputs-file cdk-outputs.json
+	$(VWR) admin edge-keys sync -secret $(call output,VwrTier1,Tier1KeysSecretArn) -store $(call output,VwrFrontDoor,EdgeKeysArn)
+	@echo "deploy: done. Walk one visitor through it: $(VWR) smoke -url https://$(call output,VwrFrontDoor,DistributionDomain)"
 
 deploy-preflight:
-	@test -n "$(QUEUE_IMAGE)" || { echo "deploy: set QUEUE_IMAGE to the pushed services/queue/Dockerfile image (docs/deploy.md)" >&2; exit 1; }
+	@command -v node >/dev/null || { echo "deploy: node not found; install Node.js 22+ (docs/deploy.md)" >&2; exit 1; }
+	@test -n "$(QUEUE_IMAGE_TAG)" || { echo "deploy: set QUEUE_IMAGE_TAG (no git checkout to name the image after)" >&2; exit 1; }
+
+destroy: $(INFRA_STAMP) ## delete every stack (tables, bucket, repository and secrets are kept: docs/deploy.md, tear-down)
+	$(CDK) destroy --all $(if $(CI),--force,)
 
 build: ## build the vwr CLI and the Tier 2 queue binary into bin/
 	$(GO) build -o bin/vwr ./cmd/vwr

@@ -159,6 +159,10 @@ found under /vwr-api there, Tier 2 under /api/queue.
 		}
 	}
 	fmt.Fprint(w, `
+The front door's keys (not per event; AWS credentials):
+  edge-keys   sync|rotate|retire   keep the edge KeyValueStore equal to the Tier 1 key
+                                   secret (make deploy runs sync); `+"`vwr admin edge-keys -h`"+`
+
 Flags of every action:
   -event ID        the event (required; ^[A-Za-z0-9_-]{1,64}$)
   -url URL         the site's base URL (default $VWR_URL, else `+defaultAdminURL+`)
@@ -189,6 +193,9 @@ func runAdmin(ctx context.Context, inv invocation) int {
 		return exitOK
 	}
 	name := inv.Args[0]
+	if name == "edge-keys" {
+		return runEdgeKeys(ctx, inv)
+	}
 	a, ok := adminActions[name]
 	if !ok {
 		fmt.Fprintf(inv.Stderr, "vwr admin: unknown action %q (`vwr admin -h` lists them)\n", name)

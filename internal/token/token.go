@@ -169,6 +169,39 @@ func (r *KeyRing) add(kid string, secret []byte) error {
 	return nil
 }
 
+// KeyPair is one key of a ring.
+type KeyPair struct {
+	Kid    string `json:"kid"`
+	Secret string `json:"secret"`
+}
+
+// Pairs lists the ring's keys, the signing key first and the rest by kid:
+// what `vwr admin edge-keys` copies to the edge's KeyValueStore and writes
+// back after a rotation. Whoever holds them can mint passes.
+func (r *KeyRing) Pairs() []KeyPair {
+	out := []KeyPair{{Kid: r.signKid, Secret: string(r.keys[r.signKid])}}
+	kids := make([]string, 0, len(r.keys))
+	for kid := range r.keys {
+		if kid != r.signKid {
+			kids = append(kids, kid)
+		}
+	}
+	sort.Strings(kids)
+	for _, kid := range kids {
+		out = append(out, KeyPair{Kid: kid, Secret: string(r.keys[kid])})
+	}
+	return out
+}
+
+// RingJSON is the list form of a ring, {"keys":[…]}, the first key signing:
+// what the Tier 1 key secret holds after a rotation.
+func RingJSON(pairs []KeyPair) (string, error) {
+	b, err := json.Marshal(struct {
+		Keys []KeyPair `json:"keys"`
+	}{pairs})
+	return string(b), err
+}
+
 // SigningKid is the kid of the key that signs new tokens.
 func (r *KeyRing) SigningKid() string { return r.signKid }
 

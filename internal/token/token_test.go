@@ -345,3 +345,23 @@ func TestDerivedKeys(t *testing.T) {
 		t.Error("derived keys must differ per label and not show the secret")
 	}
 }
+
+func TestPairsRoundTrip(t *testing.T) {
+	t.Parallel()
+	r, err := token.ParseKeyRing(`{"keys":[{"kid":"k3","secret":"` + strings.Repeat("c", 40) + `"},{"kid":"k1","secret":"` + strings.Repeat("a", 40) + `"},{"kid":"k2","secret":"` + strings.Repeat("b", 40) + `"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := r.Pairs()
+	if len(pairs) != 3 || pairs[0].Kid != "k3" || pairs[1].Kid != "k1" || pairs[2].Kid != "k2" || pairs[0].Secret != strings.Repeat("c", 40) {
+		t.Fatalf("pairs %+v: want the signing key first, then by kid", pairs)
+	}
+	spec, err := token.RingJSON(pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := token.ParseKeyRing(spec)
+	if err != nil || back.SigningKid() != "k3" || len(back.Pairs()) != 3 {
+		t.Fatalf("RingJSON %s: %v", spec, err)
+	}
+}
