@@ -61,6 +61,8 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	fs.DurationVar(&cfg.Dwell, "dwell", 5*time.Second, "how long an admitted visitor stays before leaving (±20 %)")
 	fs.IntVar(&cfg.Seats, "seats", 0, fmt.Sprintf("each admitted visitor first holds one of this many seats on the protected site (1..%d, in at most %d rows of %d, rounded up to a full grid; 0: no seat holds)", demo.MaxRows*demo.MaxPerRow, demo.MaxRows, demo.MaxPerRow))
 	fs.IntVar(&cfg.Batch, "batch", 0, "Tier 1 advance per tick (default threshold ÷ dwell in seconds)")
+	fs.Int64Var(&cfg.Pow, "pow", 0, "activate the event with a proof of work of N expected hashes; visitors solve it as the page does (0: none)")
+	fs.Int64Var(&cfg.PowTickets, "pow-tickets", loadtest.DefaultPowTickets, "K in the report's powCost: what K arrivals cost one client")
 	fs.StringVar(&cfg.Event, "event", "loadtest", "event id")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for arrivals and jitter")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 256, "requests in flight at most")

@@ -169,3 +169,43 @@ func TestSeatVenue(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadtestPow: with -pow every visitor solves its challenge as the page
+// does and still gets in; the report gains powSolveMs and powCost, the 428s
+// are the expected first step rather than errors, and nothing is lost.
+func TestLoadtestPow(t *testing.T) {
+	t.Parallel()
+	dir, stdout := runLoadtestCLI(t, map[string]string{},
+		"-visitors", "120", "-rate", "120", "-threshold", "40", "-dwell", "300ms", "-shards", "2",
+		"-pow", "5000", "-pow-tickets", "1000", "-event", testenv.UniqueID(t), "-timeout", "3m")
+	rep, raw := readReport(t, dir)
+	v := rep.Visitors
+	if v.Admitted != 120 || v.GaveUp != 0 || rep.LostVisitors != 0 {
+		t.Fatalf("visitors %+v, lost %d: every paying visitor should get through", v, rep.LostVisitors)
+	}
+	if v.PowSolveMs == nil || v.PowSolveMs.Samples != 120 || v.PowSolveMs.Median <= 0 || v.PowSolveMs.P90 < v.PowSolveMs.Median {
+		t.Fatalf("powSolveMs %+v: want one solve per visitor", v.PowSolveMs)
+	}
+	c := v.PowCost
+	if c == nil || c.ExpectedHashes != 5000 || c.Tickets != 1000 || c.HashesPerSecond <= 0 || c.CPUSeconds <= 0 {
+		t.Fatalf("powCost %+v", c)
+	}
+	// K tickets cost K solves at the mean: between K × the fastest and K × the p90-ish.
+	if c.CPUSeconds > float64(c.Tickets)*v.PowSolveMs.P90*3/1000 {
+		t.Errorf("powCost %.2f s for %d tickets does not follow the solve times %+v", c.CPUSeconds, c.Tickets, v.PowSolveMs)
+	}
+	for ep, codes := range rep.Errors {
+		if strings.HasPrefix(ep, "tier1.assign") {
+			t.Errorf("assign errors %s: %v (a 428 is the challenge, not an error; nothing else should fail)", ep, codes)
+		}
+	}
+	if lat, ok := rep.LatencyMs["tier1.assign.unpaid"]; !ok || lat.Count != 120 {
+		t.Errorf("unpaid assigns %+v: want one per visitor", lat)
+	}
+	if visitors, _ := raw["visitors"].(map[string]any); visitors["powSolveMs"] == nil || visitors["powCost"] == nil {
+		t.Errorf("report.json visitors lack powSolveMs/powCost: %v", visitors)
+	}
+	if !strings.Contains(stdout, "proof of work (5000 expected hashes): solved in") {
+		t.Errorf("summary lacks the proof of work:\n%s", stdout)
+	}
+}

@@ -107,6 +107,7 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	}
 	dur := r.since(last)
 	vr.DurationSeconds = round2(dur)
+	vr.PowSolveMs, vr.PowCost = r.pow.report(r.cfg.Pow, r.cfg.PowTickets)
 	rep.Visitors = vr
 	rep.LostVisitors = vr.Requeued + vr.GaveUp + vr.Unfinished
 

@@ -42,6 +42,11 @@ type Config struct {
 	// Seats > 0: each admitted visitor first holds one seat on the
 	// protected site (Target.Site), of a venue this size; 0: no seat holds.
 	Seats int
+	// Pow > 0 activates the event with a proof of work of this many
+	// expected hashes; visitors solve it as the page does (pow.go).
+	// PowTickets is K in the report's cost for one client (10,000).
+	Pow        int64
+	PowTickets int64
 
 	Concurrency int           // requests in flight at most
 	Timeout     time.Duration // the whole run; visitors still waiting then are unfinished
@@ -87,6 +92,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.JunkRate == 0 {
 		c.JunkRate = 200
+	}
+	if c.PowTickets == 0 {
+		c.PowTickets = DefaultPowTickets
 	}
 	if c.Clock == nil {
 		c.Clock = clock.System{}
@@ -272,6 +280,7 @@ type run struct {
 	// (recoveringUntil): admissions the queue decides only resume then.
 	windows map[time.Time]bool
 	junkSeq atomic.Int64
+	pow     powStats
 }
 
 // sawRecovery notes a recovery window's end that an answer announced.
@@ -289,7 +298,7 @@ func (r *run) since(t time.Time) float64 { return t.Sub(r.start).Seconds() }
 // setup activates the event on Tier 1 and sets its Tier 2 threshold.
 func (r *run) setup(ctx context.Context) error {
 	ev := r.cfg.Event
-	body := fmt.Sprintf(`{"shards":%d,"batchSize":%d}`, r.cfg.Shards, r.cfg.Batch)
+	body := fmt.Sprintf(`{"shards":%d,"batchSize":%d,"pow":%d}`, r.cfg.Shards, r.cfg.Batch, r.cfg.Pow)
 	if err := r.admin(ctx, http.MethodPost, r.t.Base+"/vwr-api/vwr/admin/activate/"+ev, r.t.Tier1AdminToken, body, nil); err != nil {
 		return fmt.Errorf("loadtest: activate %s on Tier 1: %w", ev, err)
 	}

@@ -91,6 +91,10 @@ func Summary(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "%d visitors (%s at %.0f/s) against %s in %.1f s\n", v.Total, v.Arrival, v.RatePerSecond, v.Target, v.DurationSeconds)
 	fmt.Fprintf(w, "  admitted %d, left %d, direct entries %d, unfinished %d, gave up %d, took a new place %d, lost %d\n",
 		v.Admitted, v.Left, v.DirectEntries, v.Unfinished, v.GaveUp, v.Requeued, rep.LostVisitors)
+	if v.PowSolveMs != nil {
+		fmt.Fprintf(w, "  proof of work (%d expected hashes): solved in %.0f ms median, %.0f ms p90 (%d solves, %.0f hashes/s); %d tickets cost one client %.0f CPU-seconds\n",
+			v.PowCost.ExpectedHashes, v.PowSolveMs.Median, v.PowSolveMs.P90, v.PowSolveMs.Samples, v.PowCost.HashesPerSecond, v.PowCost.Tickets, v.PowCost.CPUSeconds)
+	}
 	if v.SeatsHeld+v.SoldOut > 0 {
 		fmt.Fprintf(w, "  seats: %d held, %d found it sold out, %d held twice\n", v.SeatsHeld, v.SoldOut, v.SeatsHeldTwice)
 	}

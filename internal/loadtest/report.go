@@ -38,6 +38,11 @@ type VisitorsReport struct {
 	DurationSeconds float64 `json:"durationSeconds"` // first arrival to last visitor done
 	Seed            uint64  `json:"seed"`
 	Target          string  `json:"target"` // "in-process vwr local (…)" or the -base URL
+	// PowSolveMs and PowCost are set when the event asked for a proof of
+	// work (-pow): each visitor's solve time, and what Tickets arrivals
+	// cost one client at the measured rate.
+	PowSolveMs *PowSolve `json:"powSolveMs,omitempty"`
+	PowCost    *PowCost  `json:"powCost,omitempty"`
 }
 
 // Latency is one endpoint's client-side latency percentiles.

@@ -48,6 +48,7 @@ type visitor struct {
 
 	// Tier 1.
 	requestID      string
+	altcha         string // the solved challenge for the next assign (Config.Pow)
 	position       int64
 	serving        int64
 	nextPoll       int
@@ -123,7 +124,18 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 	ev := v.r.cfg.Event
 	switch v.t1next {
 	case nextAssign:
-		res := v.r.call(ctx, "tier1.assign", http.MethodPost, v.api1("assign/"+ev), map[string]string{"Idempotency-Key": v.idem}, nil)
+		hdr := map[string]string{"Idempotency-Key": v.idem}
+		endpoint := "tier1.assign"
+		switch {
+		case v.altcha != "":
+			hdr["Altcha"] = v.altcha
+		case v.r.cfg.Pow > 0:
+			endpoint = endpointUnpaid // answered 428 with the challenge, as the page expects
+		}
+		res := v.r.call(ctx, endpoint, http.MethodPost, v.api1("assign/"+ev), hdr, nil)
+		if !res.ok() && v.solveRefusal(res) {
+			return 0, false // send again with the solution, as pow.js does
+		}
 		var b struct {
 			Active         *bool   `json:"active"`
 			Token          string  `json:"token"`
@@ -210,7 +222,7 @@ func (v *visitor) afterUpdate() (time.Duration, bool) {
 func (v *visitor) failed1(res response) (time.Duration, bool) {
 	if res.status == http.StatusNotFound && v.requestID != "" {
 		v.requeued++
-		v.requestID, v.idem, v.t1next = "", v.newKey(), nextAssign
+		v.requestID, v.idem, v.altcha, v.t1next = "", v.newKey(), "", nextAssign
 		return 0, false
 	}
 	if finalError(res.status) {
