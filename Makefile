@@ -10,7 +10,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -64,6 +64,15 @@ testenv: $(E2E_STAMP)
 
 e2e: $(E2E_STAMP) ## browser tests in Chromium
 	node --test e2e/
+
+# The README's and docs/journey.md's pictures, as the browser tests took them
+# (test-output/screenshots/<test's name>.png → docs/img/<doc's name>.png).
+SHOTS := sale-1-prequeue-phone:prequeue-phone 1-waiting-room-phone:waiting-room-phone \
+	2-queue-desktop:queue-desktop 4-held-desktop:seat-held-desktop 5-left-desktop:left-desktop
+
+screenshots: $(E2E_STAMP) ## run the journey and sale browser tests and copy their screenshots into docs/img
+	node --test e2e/journey.test.js e2e/sale.test.js
+	@for s in $(SHOTS); do cp test-output/screenshots/$${s%%:*}.png docs/img/$${s##*:}.png && echo "docs/img/$${s##*:}.png"; done
 
 # The CDK app (infra/, its own Go module, so jsii stays out of the root
 # module's `go test ./...`) and its pinned aws-cdk CLI.

@@ -173,7 +173,10 @@ async function walk({ ctx, page, event, blocker, entry, passes }) {
   await waitFor(async () => (await page.getByTestId('behind').textContent()) === '2', { timeout: 5000, what: 'two behind' });
   assert.equal(await position(page), passes.length + 1);
   assert.equal(await page.getByTestId('ahead').textContent(), String(passes.length));
-  assert.equal(await page.getByTestId('users').textContent(), '1 of 1');
+  assert.equal(await page.getByTestId('users').textContent(), '1 of 1 places taken');
+  assert.equal(await page.locator('#room-seats span[data-taken]').count(), 1, 'the shared room is drawn as seats');
+  assert.equal(await page.locator('.room [role="progressbar"]').count(), 0, 'the shared room is not a progress bar');
+  assert.match(await page.locator('#lead').textContent(), /second, shorter line/);
   await page.waitForTimeout(300);
   await screenshot(page, '2-queue');
   await noSeriousA11y(page, 'Tier 2 queue page');
@@ -317,7 +320,8 @@ test('Leave queue gives up the place, and a freed slot admits the next person wi
   await setupEvent(event, 1);
   await tier1('resume', event);
   await block(event, 'leave-blocker');
-  const [a, b] = await Promise.all([0, 1].map(async () => (await browser.newContext()).newPage()));
+  // bypassCSP lets the test inject axe-core; the pages themselves run under their strict CSP.
+  const [a, b] = await Promise.all([0, 1].map(async () => (await browser.newContext({ bypassCSP: true })).newPage()));
   await a.goto(`${vwr.base}/events/${event}`);
   await waitStage(a, 'queued', 30000);
   await b.goto(`${vwr.base}/events/${event}`);
@@ -325,10 +329,27 @@ test('Leave queue gives up the place, and a freed slot admits the next person wi
   assert.equal(await position(a), 1);
   assert.equal(await position(b), 2);
 
+  // Leaving asks first; "Stay in line" takes it back and nothing changes.
   await a.getByRole('button', { name: 'Leave queue' }).click();
+  assert.match(await a.getByTestId('leave-ask').textContent(), /Leave the line\? Your place \(1\) goes to the next person/);
+  await a.getByRole('button', { name: 'Stay in line' }).click();
+  assert.equal(await a.locator('#leave-confirm').isVisible(), false);
+  assert.equal(await a.getByRole('button', { name: 'Leave queue' }).isVisible(), true);
+  assert.equal((await inPage(a, 'GET', `/api/queue/status/${event}`)).body.position, 1, 'still first after changing their mind');
+  await a.getByRole('button', { name: 'Leave queue' }).click();
+  await a.getByRole('button', { name: 'Yes, leave the line' }).click();
   await waitStage(a, 'left', 5000);
-  assert.match(await a.getByTestId('status').textContent(), /You left the line/);
+  assert.equal(await a.locator('h1').textContent(), 'You left the line');
+  assert.match(await a.getByTestId('status').textContent(), /no longer in line/);
+  // Nothing on the page still says they are in line.
+  const visible = await a.evaluate(() => document.querySelector('main').innerText);
+  assert.equal(await a.getByTestId('position').isVisible(), false, 'no place shown');
+  for (const gone of ['You are in line', 'Do not close this page', 'Leave queue', 'Go to the home page']) {
+    assert.ok(!visible.includes(gone), `"${gone}" still shows after leaving:\n${visible}`);
+  }
   assert.equal(await a.getByRole('button', { name: 'Join the line again' }).isVisible(), true);
+  await noSeriousA11y(a, 'Tier 2 page after leaving');
+  await screenshot(a, '5-left');
   const after = await inPage(b, 'GET', `/api/queue/status/${event}`);
   assert.equal(after.body.position, 1, 'b moved up at once');
   const gone = await inPage(a, 'GET', `/api/queue/status/${event}`);
@@ -342,6 +363,13 @@ test('Leave queue gives up the place, and a freed slot admits the next person wi
   // One interval, plus slack for the two HTTP round trips that measure it on a busy machine.
   assert.ok(took <= WORKER_MS + 400, `b admitted ${took} ms after the slot freed; worker interval is ${WORKER_MS} ms`);
   await waitStage(b, ['seats', 'held'], 10000);
+  // Join again: back in the line, with the way to leave again.
+  await a.getByRole('button', { name: 'Join the line again' }).click();
+  // b holds the only slot, so a waits again.
+  await waitStage(a, 'queued', 10000);
+  assert.equal(await a.locator('h1').textContent(), 'You are in line for this event');
+  assert.equal(await a.getByRole('button', { name: 'Leave queue' }).isVisible(), true);
+  assert.equal(await position(a), 1);
   await a.context().close();
   await b.context().close();
 });

@@ -299,3 +299,92 @@ test('Tier 2 page stops redirecting when the entry cookie never sticks', async (
   assert.equal(checks, 4);
   await ctx.close();
 });
+
+/**
+ * saleRoutes answers assign with a pre-queue ticket (its hash computed from
+ * the page's own nonce, as the page checks) and check with whatever
+ * answers() returns next.
+ */
+async function saleRoutes(p, answers) {
+  const { createHash } = await import('node:crypto');
+  const opensAt = new Date(Date.now() + 1000).toISOString();
+  await p.route('**/vwr-api/vwr/assign/**', (r) => {
+    const nonce = Buffer.from(r.request().headers()['client-nonce'], 'hex');
+    const h = createHash('sha256').update(Buffer.concat([Buffer.from('req-sale'), nonce])).digest('hex');
+    r.fulfill(json(201, { phase: 'prequeue', requestId: 'req-sale', eventId: 'demo', ticketHash: h, opensAt, round: 77, nextPoll: 2 }));
+  });
+  const sale = { opensAt, round: 77, phase: 'drawing' };
+  await p.route('**/vwr-api/vwr/check/**', (r) => r.fulfill(json(200, answers(sale))));
+  await p.route('**/vwr-api/vwr/draw/**', (r) => r.fulfill(json(200, { status: 'drawing' })));
+}
+
+test('the drawing state says what is happening, and an admitted answer during it goes to the event', async () => {
+  const p = await page();
+  let checks = 0;
+  await saleRoutes(p, (sale) => {
+    checks += 1;
+    // Drawing twice, then the draw itself lets the visitor in (no phase in the answer).
+    if (checks <= 2) return { admitted: false, phase: 'drawing', ticketHash: '00', sale, nextPoll: 2 };
+    return { admitted: true, token: 'x.y.z', position: 4, expiresAt: new Date(Date.now() + 600000).toISOString() };
+  });
+  await p.goto(`${vwr.base}/vwr/?event=demo&return=${encodeURIComponent('/events/demo')}`);
+  await waitFor(async () => (await p.evaluate(() => document.body.dataset.phase)) === 'drawing', { what: 'drawing' });
+  assert.equal(await p.locator('h1').textContent(), 'Drawing places now');
+  assert.equal(await p.locator('#drawing-row').isVisible(), true);
+  assert.equal(await p.locator('#countdown').isVisible(), false, 'no countdown once the sale opened');
+  const text = await p.evaluate(() => document.querySelector('main').innerText);
+  assert.ok(!/Opens in/.test(text) && !/Demand is high/.test(text), text);
+  assert.match(await p.getByTestId('status').textContent(), /public random number/);
+  // Admitted while drawing: the page goes on by itself, no reload.
+  await waitStage(p, 'origin', 20000);
+  assert.equal(new URL(p.url()).pathname, '/events/demo');
+  await p.context().close();
+});
+
+test('Tier 2 page: refusals are retried with a message; only a bad link stops, with a way out', async () => {
+  const p = await page();
+  await p.unroute(isOrigin);
+  let calls = 0;
+  await p.route('**/api/queue/check/**', (r) => {
+    calls += 1;
+    if (calls === 1) return r.fulfill(json(404, { error: 'unknown event', code: 'unknown_event' }, { 'Retry-After': '1' }));
+    return r.fulfill(json(200, { queued: true, status: 'queued', eventId: 'demo', position: 2, peopleAhead: 1, peopleBehind: 0, queueSize: 2, estimatedWait: 30, nextPoll: 30, currentUsers: 3, threshold: 3 }));
+  });
+  await p.goto(`${vwr.base}/vwr/queue.html?event=demo`);
+  await waitStage(p, 'retrying');
+  assert.match(await p.getByTestId('status').textContent(), /not taking visitors right now/);
+  await waitStage(p, 'queued', 20000);
+  assert.equal(await p.getByTestId('users').textContent(), '3 of 3 places taken');
+  assert.match(await p.getByTestId('room-note').textContent(), /All places are taken/);
+  await p.goto(`${vwr.base}/vwr/queue.html?event=${encodeURIComponent('a b')}`);
+  await waitStage(p, 'error');
+  assert.equal(await p.getByRole('link', { name: 'Go to the home page' }).isVisible(), true);
+  assert.equal(await p.getByRole('button', { name: 'Leave queue' }).isVisible(), false);
+  await p.context().close();
+});
+
+test('the language chosen with ?lang= follows the visitor to pages opened without it', async () => {
+  const ctx = await browser.newContext({ locale: 'en-US' });
+  const p = await ctx.newPage();
+  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(201, { requestId: 'r', eventId: 'demo', position: 9, servingCounter: 1, peopleAhead: 7, estimatedWait: 60, nextPoll: 5 })));
+  await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 9, admitRatePerMinute: 0 })));
+  await p.route('**/api/queue/check/**', (r) => r.fulfill(json(200, { queued: true, status: 'queued', eventId: 'demo', position: 1, peopleAhead: 0, peopleBehind: 0, queueSize: 1, estimatedWait: 5, nextPoll: 30, currentUsers: 1, threshold: 1 })));
+  await p.goto(`${vwr.base}/vwr/?event=demo&lang=ko`);
+  await waitStage(p, 'waiting');
+  assert.equal(await p.evaluate(() => document.documentElement.lang), 'ko');
+  assert.equal((await ctx.cookies()).find((c) => c.name === 'urr-lang')?.value, 'ko');
+  await p.goto(`${vwr.base}/vwr/queue.html?event=demo`);
+  await waitStage(p, 'queued');
+  assert.equal(await p.evaluate(() => document.documentElement.lang), 'ko', 'the queue page keeps the choice');
+  assert.equal(await p.locator('h1').textContent(), '이 공연의 대기열에 있습니다');
+  // The edge's redirect carries ?lang= inside ?return=: it counts as a choice too.
+  const en = await browser.newContext({ locale: 'ko-KR' });
+  const q = await en.newPage();
+  await q.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(201, { requestId: 'r', eventId: 'demo', position: 9, servingCounter: 1, peopleAhead: 7, estimatedWait: 60, nextPoll: 5 })));
+  await q.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 9, admitRatePerMinute: 0 })));
+  await q.goto(`${vwr.base}/vwr/?event=demo&return=${encodeURIComponent('/events/demo?lang=en')}`);
+  await waitStage(q, 'waiting');
+  assert.equal(await q.evaluate(() => document.documentElement.lang), 'en');
+  await ctx.close();
+  await en.close();
+});

@@ -7,7 +7,9 @@ import {
   announcer, ApiError, backoff, finalError, jitter, newKey, retryAfterSeconds, retryNotice, safeReturn,
   store, tier1Interval, validId,
 } from '../static/vwr/common.js';
-import { formatWait, pickLang, translator } from '../static/vwr/i18n.js';
+import {
+  cookieLang, currentLang, formatWait, langCookie, langOfPath, pickLang, translator, withLang,
+} from '../static/vwr/i18n.js';
 
 const origin = 'https://tickets.example';
 
@@ -64,9 +66,9 @@ test('retryAfterSeconds parses seconds and ignores junk', () => {
   assert.equal(retryAfterSeconds(h()), undefined);
 });
 
-test('finalError gives up on 4xx except 408 and 429, and retries the rest', () => {
-  for (const st of [400, 403, 404, 413]) assert.ok(finalError(new ApiError(st)), String(st));
-  for (const st of [408, 429, 500, 503]) assert.ok(!finalError(new ApiError(st)), String(st));
+test('finalError gives up only on a malformed request (400) and retries the rest', () => {
+  assert.ok(finalError(new ApiError(400)), '400');
+  for (const st of [401, 403, 404, 408, 409, 413, 429, 500, 503]) assert.ok(!finalError(new ApiError(st)), String(st));
   assert.ok(!finalError(new TypeError('network')), 'a network failure is retried');
 });
 
@@ -119,10 +121,35 @@ test('language comes from ?lang=, then navigator.language, else English', () => 
   assert.equal(pickLang('__proto__', undefined), 'en');
 });
 
+test('the urr-lang cookie sits between ?lang= and the browser, and ?lang= sets it', () => {
+  assert.equal(pickLang(null, 'en-US', 'ko'), 'ko', 'the earlier choice beats the browser');
+  assert.equal(pickLang('en', 'ko-KR', 'ko'), 'en', 'a new ?lang= beats the earlier choice');
+  assert.equal(pickLang(null, 'ko-KR', 'fr'), 'ko', 'an unknown cookie falls through');
+  assert.equal(cookieLang('a=1; urr-lang=ko; b=2'), 'ko');
+  assert.equal(cookieLang('urr-langx=ko'), undefined);
+  assert.equal(langCookie('ko'), 'urr-lang=ko; Path=/; Max-Age=31536000; SameSite=Lax');
+  assert.equal(langOfPath('/events/demo?lang=ko'), 'ko');
+  assert.equal(langOfPath('https://evil.example/?lang=ko'), undefined, 'only a path counts');
+  const doc = { cookie: '' };
+  assert.equal(currentLang({ search: '?event=demo&return=%2Fevents%2Fdemo%3Flang%3Dko' }, { language: 'en-US' }, doc), 'ko');
+  assert.equal(doc.cookie, langCookie('ko'), 'a choice is remembered');
+  const none = { cookie: '' };
+  assert.equal(currentLang({ search: '?event=demo' }, { language: 'ko-KR' }, none), 'ko');
+  assert.equal(none.cookie, '', 'the browser\'s language is not a choice to remember');
+  assert.equal(currentLang({ search: '?lang=xx' }, { language: 'ko' }, none), 'ko');
+  assert.equal(none.cookie, '', 'an unknown ?lang= is not remembered');
+  assert.equal(withLang('/events/demo', 'ko', { search: '?lang=ko' }), '/events/demo?lang=ko');
+  assert.equal(withLang('/events/demo?x=1', 'ko', { search: '?lang=ko' }), '/events/demo?x=1&lang=ko');
+  assert.equal(withLang('/events/demo', 'ko', { search: '' }), '/events/demo', 'no parameter to pass on');
+});
+
 test('both languages have every string', () => {
   const en = translator('en');
   const ko = translator('ko');
-  for (const key of ['title.tier1', 'title.tier2', 'leave', 'doNotClose', 'err.busy', 'err.network', 'status.admitted']) {
+  for (const key of ['title.tier1', 'title.tier2', 'leave', 'doNotClose', 'err.busy', 'err.network', 'status.admitted',
+    'title.prequeue', 'lead.prequeue', 'title.drawing', 'lead.drawing', 'title.drawn', 'lead.drawn', 'pq.drawingNow',
+    'room.count', 'room.full', 'room.open', 'progress.mine', 'leave.ask', 'leave.confirm', 'leave.stay', 'title.left',
+    'lead.left', 'err.unknownEvent', 'err.refused', 'action.retry', 'action.home']) {
     assert.notEqual(en(key, 3), key);
     assert.notEqual(ko(key, 3), key);
     assert.notEqual(en(key, 3), ko(key, 3), `${key} is translated`);

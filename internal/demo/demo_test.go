@@ -394,6 +394,50 @@ func TestEventPage(t *testing.T) {
 	}
 }
 
+// TestSeatPageLanguage: the seat page speaks the language the visitor chose
+// on the waiting pages (the urr-lang cookie), or ?lang=, or the browser's.
+func TestSeatPageLanguage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Venue{Name: "Demo night", Rows: 1, PerRow: 2})
+	tok := b.entry(t, b.event, "u1")
+	tests := []struct {
+		name, query, cookie, accept, want, title string
+	}{
+		{"default", "", "", "", "en", "Choose your seat"},
+		{"browser", "", "", "ko-KR,ko;q=0.9,en;q=0.8", "ko", "좌석을 선택하세요"},
+		{"browser prefers English", "", "", "fr-FR, en-US;q=0.8, ko;q=0.5", "en", "Choose your seat"},
+		{"cookie from the waiting room", "", "ko", "en-US", "ko", "좌석을 선택하세요"},
+		{"parameter wins", "?lang=en", "ko", "ko-KR", "en", "Choose your seat"},
+		{"unknown values fall through", "?lang=xx", "zz", "ko", "ko", "좌석을 선택하세요"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest("GET", "/events/"+b.event+tc.query, nil)
+			req.AddCookie(&http.Cookie{Name: gate.TokenCookie, Value: tok})
+			if tc.cookie != "" {
+				req.AddCookie(&http.Cookie{Name: LangCookie, Value: tc.cookie})
+			}
+			if tc.accept != "" {
+				req.Header.Set("Accept-Language", tc.accept)
+			}
+			rec := httptest.NewRecorder()
+			b.h.ServeHTTP(rec, req)
+			body := rec.Body.String()
+			if rec.Code != 200 || !strings.Contains(body, `<html lang="`+tc.want+`">`) || !strings.Contains(body, "<h1 id=\"title\">"+tc.title+"</h1>") {
+				t.Fatalf("%d %.400s", rec.Code, body)
+			}
+			if !strings.Contains(rec.Header().Get("Vary"), "Cookie") {
+				t.Fatalf("Vary = %q: the page depends on cookies", rec.Header().Get("Vary"))
+			}
+			// ?lang= is remembered for the other pages, as the waiting pages do.
+			if set := rec.Header().Get("Set-Cookie"); (tc.query == "?lang=en") != strings.HasPrefix(set, LangCookie+"=en;") {
+				t.Fatalf("Set-Cookie %q after %q", set, tc.query)
+			}
+		})
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	keys, _ := token.NewKeyRing("k", []byte(strings.Repeat("k", 40)))

@@ -33,6 +33,8 @@ type seatPageData struct {
 	EventID   string
 	Name      string
 	ExpiresAt int64 // unix ms: when the entry token (and so this visit) ends
+	Lang      string
+	T         map[string]string
 }
 
 // eventPage is /events/{event}: the Tier 2 queue page until the visitor has
@@ -47,6 +49,10 @@ func (s *Site) eventPage(w http.ResponseWriter, r *http.Request) {
 	// The answer depends on the visitor's cookies: never cache it.
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Vary", "Cookie")
+	if l, ok := knownLang(r.URL.Query().Get("lang")); ok {
+		// The switch link: remember the choice for every page, as the waiting pages do.
+		http.SetCookie(w, &http.Cookie{Name: LangCookie, Value: l, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode})
+	}
 	c, err := r.Cookie(gate.TokenCookie)
 	if err != nil || c.Value == "" {
 		static.ServeFile(w, r, "queue.html")
@@ -67,7 +73,11 @@ func (s *Site) eventPage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", static.ContentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
-	if err := seatPage.Execute(w, seatPageData{EventID: event, Name: name, ExpiresAt: e.ExpiresAt.UnixMilli()}); err != nil {
+	// The language follows the visitor from the waiting pages (cookie or ?lang=).
+	h.Set("Vary", "Cookie, Accept-Language")
+	lang := pageLang(r)
+	data := seatPageData{EventID: event, Name: name, ExpiresAt: e.ExpiresAt.UnixMilli(), Lang: lang, T: pageText[lang]}
+	if err := seatPage.Execute(w, data); err != nil {
 		s.cfg.Logger.Error("seat page render failed", "event", event, "err", err)
 	}
 }

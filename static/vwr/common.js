@@ -78,9 +78,13 @@ export function backoff(failures, retryAfter, rand = Math.random) {
   return ms;
 }
 
-/** finalError reports whether a failed call is not worth retrying: a 4xx other than 408 and 429. */
+/**
+ * finalError reports whether a failed call is not worth retrying: a 400, the
+ * request itself is malformed (a bad link). Every other failure, refusals
+ * included, is retried with backoff: a page never stops by itself.
+ */
 export function finalError(err) {
-  return err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
+  return err instanceof ApiError && err.status === 400;
 }
 
 /** retryNotice is the [message, kind] a page shows while it waits secs before retrying after err. */
@@ -206,9 +210,12 @@ export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** clockTime formats a Date as HH:MM:SS in the page's language. */
-export function clockTime(lang, d) {
-  return new Intl.DateTimeFormat(lang === 'ko' ? 'ko-KR' : 'en-GB', {
-    hour: '2-digit', minute: '2-digit', second: '2-digit',
-  }).format(d);
+/**
+ * clockTime formats a Date as HH:MM:SS in the page's language; with
+ * seconds false, as HH:MM unless the time is not on a whole minute.
+ */
+export function clockTime(lang, d, seconds = true) {
+  const opts = { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' };
+  if (seconds || d.getSeconds() !== 0) opts.second = '2-digit';
+  return new Intl.DateTimeFormat(lang === 'ko' ? 'ko-KR' : 'en-GB', opts).format(d);
 }

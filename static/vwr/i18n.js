@@ -1,12 +1,15 @@
 // Strings for vwr's waiting pages in English and Korean. The language comes
-// from ?lang= when present, else navigator.language; anything else is English.
+// from ?lang= when present, else the urr-lang cookie (the visitor's earlier
+// choice, on any page of the site), else navigator.language; anything else is
+// English. A ?lang= choice is kept in the cookie, so it follows the visitor
+// from the waiting room to the queue and the site behind it.
 
 const en = {
   'brand': 'Virtual waiting room',
   'title.tier1': 'You are in the waiting room',
   'lead.tier1': 'Demand is high right now. We are letting people in a few at a time, in the order they arrived. Your place is saved, so you can keep this tab open in the background.',
   'title.tier2': 'You are in line for this event',
-  'lead.tier2': 'Everyone who gets this far is let into seat selection in order, as soon as there is room.',
+  'lead.tier2': 'You are through the waiting room. This second, shorter line is for seat selection: only a few people choose seats at a time, and you go in as soon as one of them finishes.',
   'event': 'Event',
   'yourNumber': 'Your number in line',
   'position': 'Your place',
@@ -15,6 +18,10 @@ const en = {
   'behind': 'Behind you',
   'wait': 'Estimated wait',
   'users': 'Choosing seats now',
+  'room.count': (a, b) => `${a} of ${b} places taken`,
+  'room.full': 'All places are taken: the next person goes in when someone finishes.',
+  'room.open': 'There is room: people are going in now.',
+  'progress.mine': 'Your progress in this line',
   'progress': 'Progress',
   'updated': 'Last updated',
   'never': 'not yet',
@@ -35,32 +42,47 @@ const en = {
   'status.queued': 'You are in line. This page updates by itself.',
   'status.recovering': 'The queue is restoring its line after a fault. Keep this page open: your place is kept and admissions resume shortly.',
   'status.active': 'It is your turn! Taking you to seat selection…',
-  'status.left': 'You left the line. Your place has been given to the next person.',
+  'status.left': 'You are no longer in line. Your place has been given to the next person.',
   'status.rejoin': 'Join the line again',
   'status.leaving': 'Leaving the line…',
   'status.needPass': 'Your waiting-room pass has expired. Taking you back to get a new one…',
   'err.network': (s) => `We cannot reach the waiting room. Check your connection — retrying in ${s} s. Your place is kept.`,
   'err.busy': (s) => `The waiting room is very busy. Your place is kept — retrying in ${s} s.`,
   'err.bad': 'This link is not valid. Please go back to the event page and try again.',
+  'err.unknownEvent': (s) => `This event is not taking visitors right now. Trying again in ${s} s.`,
+  'err.refused': (s) => `The waiting room did not accept the request. Trying again in ${s} s.`,
+  'action.retry': 'Try again',
+  'action.home': 'Go to the home page',
   'err.cookies': 'It is your turn, but your browser is not keeping our cookies. Please allow cookies for this site and reload.',
   'err.generic': (s) => `Something went wrong on our side. Retrying in ${s} s. Your place is kept.`,
   'keepOpen': 'Keep this tab open. Refreshing is safe: you keep your place in line.',
   'doNotClose': 'Do not close this page. Leaving it for too long gives your place to the next person.',
   'leave': 'Leave queue',
+  'leave.ask': (p) => `Leave the line? Your place (${p}) goes to the next person, and you cannot get it back.`,
+  'leave.confirm': 'Yes, leave the line',
+  'leave.stay': 'Stay in line',
+  'title.left': 'You left the line',
+  'lead.left': 'Your place went to the next person. Changed your mind? You can join the line again.',
   'leaveHint': 'Changed your mind? Leaving frees your place for someone else.',
-  'footer': 'Fair queueing by vwr. First come, first served.',
+  'footer': 'A fair waiting room by vwr.',
   'announce.position': (p, a) => `Your place in line is ${p}. ${a} people ahead of you.`,
   'announce.tier2': (p, a) => `Your place in line is ${p}. ${a} people ahead of you.`,
   'of': (a, b) => `${a} of ${b}`,
   'err.notOpen': 'The pre-queue for this sale has not opened yet. This page will join it by itself when it opens.',
-  'pq.title': 'The sale has not opened yet',
-  'pq.lead': 'Everyone who arrives before the opening waits here together. At the opening the order is drawn by lottery, with public randomness that nobody knows in advance, so arriving earlier or refreshing does not help.',
+  'title.prequeue': (time) => `The sale opens at ${time}`,
+  'lead.prequeue': 'Everyone here by then gets a random place in line. Arriving earlier or refreshing does not change your chances.',
+  'title.drawing': 'Drawing places now',
+  'lead.drawing': (time) => `The sale opened at ${time}. Everyone who was here is getting a random place; this takes a few seconds.`,
+  'title.drawn': 'Your place is drawn',
+  'lead.drawn': (p) => `You are number ${p} in line. People go in in that order, a few at a time, and this page takes you in when it is your turn.`,
+  'pq.title': 'How places are drawn',
+  'pq.lead': 'At the opening the list closes and the order is drawn by lottery, from a public random number that nobody knows in advance. Keep this page open; it moves on by itself.',
+  'pq.drawingNow': 'The list is closed. Places are being drawn now…',
   'pq.opensIn': 'Opens in',
   'pq.round': 'Drawn with public beacon round',
   'pq.countdown': (h, m, s) => (h > 0 ? `${h} h ${m} min ${s} s` : m > 0 ? `${m} min ${s} s` : `${s} s`),
-  'pq.drawing': 'Drawing',
-  'status.prequeue': 'You have a ticket for the draw. Keep this page open; it updates by itself.',
-  'status.drawing': 'The list is closed. Waiting for the public beacon round, then the draw…',
+  'status.prequeue': 'You are in the draw. Keep this page open; it updates by itself.',
+  'status.drawing': 'The list is closed. Waiting for the public random number, then everyone\'s place is drawn. This takes a few seconds.',
   'status.drawn': (p) => `The draw is done: your place is ${p}.`,
   'announce.prequeue': 'You are in the pre-queue. The order is drawn when the sale opens.',
   'announce.drawing': 'The pre-queue is closed. The draw happens in a few seconds.',
@@ -80,7 +102,7 @@ const ko = {
   'title.tier1': '대기실에 입장했습니다',
   'lead.tier1': '지금 접속자가 많습니다. 도착한 순서대로 조금씩 입장시키고 있습니다. 순번은 저장되어 있으니 이 탭을 백그라운드에 열어 두셔도 됩니다.',
   'title.tier2': '이 공연의 대기열에 있습니다',
-  'lead.tier2': '자리가 나는 대로 순서대로 좌석 선택으로 안내합니다.',
+  'lead.tier2': '대기실을 통과했습니다. 이 두 번째 짧은 줄은 좌석 선택을 위한 줄입니다. 한 번에 몇 분만 좌석을 고를 수 있어서, 앞 분이 끝나는 대로 입장합니다.',
   'event': '공연',
   'yourNumber': '나의 대기 번호',
   'position': '나의 순번',
@@ -89,6 +111,10 @@ const ko = {
   'behind': '내 뒤',
   'wait': '예상 대기 시간',
   'users': '좌석 선택 중',
+  'room.count': (a, b) => `${b}자리 중 ${a}자리 사용 중`,
+  'room.full': '자리가 모두 찼습니다. 앞 분이 끝나면 다음 분이 입장합니다.',
+  'room.open': '자리가 있습니다. 지금 입장하고 있습니다.',
+  'progress.mine': '이 줄에서 나의 진행률',
   'progress': '진행률',
   'updated': '마지막 갱신',
   'never': '아직 없음',
@@ -109,32 +135,47 @@ const ko = {
   'status.queued': '대기 중입니다. 이 페이지는 자동으로 갱신됩니다.',
   'status.recovering': '장애 후 대기열을 복구하고 있습니다. 이 페이지를 열어 두세요. 순서는 유지되며 곧 입장이 재개됩니다.',
   'status.active': '입장 차례입니다! 좌석 선택으로 이동합니다…',
-  'status.left': '대기열에서 나왔습니다. 다음 분에게 순서가 넘어갔습니다.',
+  'status.left': '이제 대기열에 있지 않습니다. 다음 분에게 순서가 넘어갔습니다.',
   'status.rejoin': '다시 줄 서기',
   'status.leaving': '대기열에서 나가는 중…',
   'status.needPass': '대기실 통과 기간이 만료되었습니다. 새로 받으러 이동합니다…',
   'err.network': (s) => `대기실 서버에 연결할 수 없습니다. 연결을 확인해 주세요 — ${s}초 후 다시 시도합니다. 순번은 유지됩니다.`,
   'err.busy': (s) => `대기실이 매우 혼잡합니다. 순번은 유지됩니다 — ${s}초 후 다시 시도합니다.`,
   'err.bad': '올바르지 않은 링크입니다. 공연 페이지로 돌아가 다시 시도해 주세요.',
+  'err.unknownEvent': (s) => `이 공연은 지금 입장을 받지 않습니다. ${s}초 후 다시 시도합니다.`,
+  'err.refused': (s) => `대기실이 요청을 받지 않았습니다. ${s}초 후 다시 시도합니다.`,
+  'action.retry': '다시 시도',
+  'action.home': '홈으로 가기',
   'err.cookies': '입장 차례이지만 브라우저가 쿠키를 저장하지 않고 있습니다. 이 사이트의 쿠키를 허용한 뒤 새로고침해 주세요.',
   'err.generic': (s) => `일시적인 오류가 발생했습니다. ${s}초 후 다시 시도합니다. 순번은 유지됩니다.`,
   'keepOpen': '이 탭을 열어 두세요. 새로고침해도 순번은 유지됩니다.',
   'doNotClose': '이 페이지를 닫지 마세요! 오래 비워 두면 다음 분에게 순서가 넘어갑니다.',
   'leave': '대기열 나가기',
+  'leave.ask': (p) => `대기열에서 나갈까요? 나의 순번(${p}번)은 다음 분에게 넘어가며 되돌릴 수 없습니다.`,
+  'leave.confirm': '네, 나가겠습니다',
+  'leave.stay': '계속 기다리기',
+  'title.left': '대기열에서 나왔습니다',
+  'lead.left': '나의 순번은 다음 분에게 넘어갔습니다. 마음이 바뀌셨나요? 다시 줄을 설 수 있습니다.',
   'leaveHint': '마음이 바뀌셨나요? 나가면 다음 분에게 자리가 넘어갑니다.',
-  'footer': 'vwr 공정 대기열 · 선착순 입장',
+  'footer': 'vwr 공정 대기실',
   'announce.position': (p, a) => `현재 ${p}번째입니다. 내 앞에 ${a}명이 있습니다.`,
   'announce.tier2': (p, a) => `현재 ${p}번째입니다. 내 앞에 ${a}명이 있습니다.`,
   'of': (a, b) => `${a} / ${b}`,
   'err.notOpen': '이 판매의 사전 대기열이 아직 열리지 않았습니다. 열리면 이 페이지가 자동으로 참여합니다.',
-  'pq.title': '아직 판매가 시작되지 않았습니다',
-  'pq.lead': '오픈 전에 도착한 분들은 모두 여기서 함께 기다립니다. 오픈 순간, 아무도 미리 알 수 없는 공개 난수로 추첨해 순서를 정합니다. 일찍 오거나 새로고침해도 유리하지 않습니다.',
+  'title.prequeue': (time) => `${time}에 판매가 시작됩니다`,
+  'lead.prequeue': '그때까지 오신 모든 분은 무작위로 순번을 받습니다. 일찍 오거나 새로고침해도 확률은 같습니다.',
+  'title.drawing': '지금 순번을 추첨하고 있습니다',
+  'lead.drawing': (time) => `${time}에 판매가 시작되었습니다. 기다리신 모든 분께 무작위로 순번을 정하고 있습니다. 몇 초면 끝납니다.`,
+  'title.drawn': '순번이 정해졌습니다',
+  'lead.drawn': (p) => `나의 순번은 ${p}번입니다. 순번대로 조금씩 입장하며, 차례가 되면 이 페이지가 자동으로 안내합니다.`,
+  'pq.title': '순번은 이렇게 정해집니다',
+  'pq.lead': '오픈 순간 명단이 마감되고, 아무도 미리 알 수 없는 공개 난수로 추첨해 순서를 정합니다. 이 페이지를 열어 두세요. 자동으로 다음 단계로 넘어갑니다.',
+  'pq.drawingNow': '명단이 마감되었습니다. 지금 순번을 추첨하고 있습니다…',
   'pq.opensIn': '오픈까지',
   'pq.round': '추첨에 쓰이는 공개 비컨 라운드',
   'pq.countdown': (h, m, s) => (h > 0 ? `${h}시간 ${m}분 ${s}초` : m > 0 ? `${m}분 ${s}초` : `${s}초`),
-  'pq.drawing': '추첨 중',
-  'status.prequeue': '추첨 응모권을 받았습니다. 이 페이지를 열어 두세요. 자동으로 갱신됩니다.',
-  'status.drawing': '응모가 마감되었습니다. 공개 비컨 라운드를 기다린 뒤 추첨합니다…',
+  'status.prequeue': '추첨 명단에 들어갔습니다. 이 페이지를 열어 두세요. 자동으로 갱신됩니다.',
+  'status.drawing': '명단이 마감되었습니다. 공개 난수가 나오면 바로 모든 분의 순번을 추첨합니다. 몇 초면 끝납니다.',
   'status.drawn': (p) => `추첨이 끝났습니다. 나의 순번은 ${p}번입니다.`,
   'announce.prequeue': '사전 대기열에 있습니다. 오픈 시각에 추첨으로 순서가 정해집니다.',
   'announce.drawing': '사전 대기열이 마감되었습니다. 곧 추첨합니다.',
@@ -151,14 +192,42 @@ const ko = {
 
 const tables = { en, ko };
 
-/** pickLang returns "ko" or "en" from a ?lang= value and a navigator.language. */
-export function pickLang(param, navigatorLang) {
-  // An unknown ?lang= falls through to the browser's choice.
-  for (const v of [param, navigatorLang]) {
+/** LANG_COOKIE keeps the visitor's language choice for every page of the site. */
+export const LANG_COOKIE = 'urr-lang';
+
+/** pickLang returns "ko" or "en" from a ?lang= value, the cookie's and a navigator.language, in that order. */
+export function pickLang(param, navigatorLang, cookieLang) {
+  // An unknown value falls through to the next.
+  for (const v of [param, cookieLang, navigatorLang]) {
     const base = String(v || '').toLowerCase().split('-')[0];
     if (Object.hasOwn(tables, base)) return base;
   }
   return 'en';
+}
+
+/** cookieLang reads the urr-lang cookie from a document.cookie string. */
+export function cookieLang(cookie) {
+  for (const part of String(cookie || '').split(';')) {
+    const [k, v] = part.trim().split('=');
+    if (k === LANG_COOKIE) return v;
+  }
+  return undefined;
+}
+
+/** langCookie is the Set-Cookie text that remembers lang for a year, site-wide. */
+export function langCookie(lang) {
+  return `${LANG_COOKIE}=${lang}; Path=/; Max-Age=31536000; SameSite=Lax`;
+}
+
+/**
+ * withLang adds ?lang= to a same-site path when the page itself was opened
+ * with one, so the address the visitor lands on says the language too.
+ */
+export function withLang(path, lang, loc = globalThis.location) {
+  if (!new URLSearchParams(loc?.search || '').get('lang')) return path;
+  const u = new URL(path, 'https://vwr.invalid');
+  u.searchParams.set('lang', lang);
+  return u.pathname + u.search + u.hash;
 }
 
 /** translator returns t(key, ...args) for one language. */
@@ -206,8 +275,31 @@ export function applyStatic(doc, lang, t) {
   }
 }
 
-/** currentLang reads ?lang= and navigator.language of this page. */
-export function currentLang(loc = globalThis.location, nav = globalThis.navigator) {
-  const param = new URLSearchParams(loc?.search || '').get('lang');
-  return pickLang(param, nav?.language);
+/** langOfPath reads ?lang= from a same-site path like /events/E?lang=ko. */
+export function langOfPath(path) {
+  if (typeof path !== 'string' || !path.startsWith('/')) return undefined;
+  try {
+    return new URL(path, 'https://vwr.invalid').searchParams.get('lang') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * currentLang picks this page's language (?lang=, the cookie, the browser)
+ * and, when ?lang= chose it, remembers the choice in the cookie.
+ */
+export function currentLang(loc = globalThis.location, nav = globalThis.navigator, doc = globalThis.document) {
+  const query = new URLSearchParams(loc?.search || '');
+  // The edge sends /events/E?lang=ko to the waiting room as ?return=/events/E?lang=ko.
+  const param = query.get('lang') || langOfPath(query.get('return'));
+  const lang = pickLang(param, nav?.language, cookieLang(doc?.cookie));
+  if (doc && param && String(param).toLowerCase().split('-')[0] === lang) {
+    try {
+      doc.cookie = langCookie(lang);
+    } catch {
+      // Cookies off: ?lang= still works page by page.
+    }
+  }
+  return lang;
 }

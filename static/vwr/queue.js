@@ -2,11 +2,16 @@
 // urr-vwr-token) to POST /api/queue/check/{event}, which either queues the
 // visitor at their Tier 1 position or lets them in. Once active, the API sets
 // the urr-entry-token cookie and this page moves on to the seat page.
+//
+// Every state has a way forward the page takes by itself: queued → polls;
+// active → the seat page; no pass → the waiting room; a failure → retries
+// with backoff. Leaving is asked first and can be taken back until
+// confirmed; then the page says the visitor left and offers to join again.
 import {
   ApiError, announcer, backoff, clamp, clockTime, eventPath, finalError, jitter, requestJSON,
   retryNotice, setStage, setText, showStatus, validId,
 } from './common.js';
-import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
+import { applyStatic, currentLang, formatNumber, formatWait, translator, withLang } from './i18n.js';
 
 const API = '/api/queue';
 const lang = currentLang();
@@ -35,6 +40,7 @@ let generation = 0; // bumped on leave: a running loop sees it and stops
 let inflight = Promise.resolve();
 let wake = () => {};
 let failures = 0;
+let lastPosition = 0;
 
 function status(text, kind = 'info') {
   showStatus($('status'), text, kind);
@@ -50,20 +56,62 @@ function pause(ms) {
   });
 }
 
+function headline(title, lead) {
+  setText($('title'), title);
+  setText($('lead'), lead);
+  document.title = title;
+}
+
+// MAX_SEATS bounds the seats drawn for the shared room; beyond it each
+// drawn seat stands for several places.
+const MAX_SEATS = 12;
+
+/**
+ * renderRoom draws the seat-selection room everyone shares: how many of the
+ * threshold's places are taken, as seats, never as a progress bar.
+ */
+function renderRoom(users, threshold) {
+  setText($('users'), threshold ? t('room.count', formatNumber(lang, users), formatNumber(lang, threshold)) : '–');
+  setText($('room-note'), !threshold ? '' : users >= threshold ? t('room.full') : t('room.open'));
+  const seats = Math.min(threshold, MAX_SEATS);
+  const taken = threshold ? Math.round((clamp(users, 0, threshold) / threshold) * seats) : 0;
+  const box = $('room-seats');
+  if (box.childElementCount !== seats) box.replaceChildren(...Array.from({ length: seats }, () => document.createElement('span')));
+  [...box.children].forEach((el, i) => el.toggleAttribute('data-taken', i < taken));
+}
+
+// startKey remembers where in this line the visitor started, for their own
+// progress bar (a reload keeps it).
+const startKey = `vwr:t2start:${event}`;
+function startPosition(position) {
+  let start = 0;
+  try {
+    start = Number(sessionStorage.getItem(startKey)) || 0;
+    if (position > start) {
+      start = position;
+      sessionStorage.setItem(startKey, String(start));
+    }
+  } catch {
+    start = Math.max(start, position);
+  }
+  return start;
+}
+
 function render(v) {
   const position = Number(v.position) || 0;
   const ahead = Number(v.peopleAhead) || 0;
+  lastPosition = position;
   document.body.dataset.position = String(position);
   setText($('position'), position ? formatNumber(lang, position) : '–');
   setText($('ahead'), formatNumber(lang, ahead));
   setText($('behind'), formatNumber(lang, Number(v.peopleBehind) || 0));
   setText($('wait'), formatWait(t, Number(v.estimatedWait)));
-  const users = Number(v.currentUsers) || 0;
-  const threshold = Number(v.threshold) || 0;
-  setText($('users'), threshold ? t('of', formatNumber(lang, users), formatNumber(lang, threshold)) : '–');
-  const pct = threshold ? Math.round(clamp(users / threshold, 0, 1) * 100) : 0;
+  renderRoom(Number(v.currentUsers) || 0, Number(v.threshold) || 0);
+  const start = startPosition(position);
+  const pct = start && position ? Math.round(clamp((start - position) / start, 0, 1) * 100) : 0;
   $('progress-fill').style.width = `${pct}%`;
   $('progress').setAttribute('aria-valuenow', String(pct));
+  setText($('progress-text'), `${pct}%`);
   setText($('updated'), clockTime(lang, new Date()));
   if (position) announce(ahead, t('announce.tier2', formatNumber(lang, position), formatNumber(lang, ahead)));
 }
@@ -86,12 +134,23 @@ function redirectLoop() {
 }
 
 function go(path) {
-  setTimeout(() => location.replace(path), 400);
+  setTimeout(() => location.replace(withLang(path, lang)), 400);
+}
+
+// show picks which of the page's buttons the current state offers.
+function show({ leave = false, rejoin = false, retry = false, home = false } = {}) {
+  $('leave').hidden = !leave;
+  $('leave').disabled = false;
+  $('rejoin').hidden = !rejoin;
+  $('retry').hidden = !retry;
+  $('home').hidden = !home;
+  if (!leave) $('leave-confirm').hidden = true;
 }
 
 async function loop(gen) {
   setStage('joining');
   status(t('status.joining'));
+  show({ leave: true });
   while (gen === generation) {
     let wait;
     try {
@@ -101,12 +160,18 @@ async function loop(gen) {
       if (gen !== generation) return;
       failures = 0;
       if (body.status === 'active') {
-        $('leave').disabled = true;
+        show();
         if (redirectLoop()) {
           // The seat page keeps sending us back: the entry cookie is not being stored.
           setStage('error');
           status(t('err.cookies'), 'bad');
+          show({ retry: true });
           return;
+        }
+        try {
+          sessionStorage.removeItem(startKey);
+        } catch {
+          // nothing kept
         }
         setStage('active');
         status(t('status.active'), 'ok');
@@ -127,27 +192,44 @@ async function loop(gen) {
         setStage('need-pass');
         status(t('status.needPass'), 'warn');
         const back = new URLSearchParams({ event, return: seatPath });
-        if (params.get('lang')) back.set('lang', params.get('lang'));
+        back.set('lang', lang);
         go(`/vwr/?${back}`);
         return;
       }
       if (finalError(err)) {
         setStage('error');
         status(t('err.bad'), 'bad');
+        show({ home: true });
         return;
       }
       failures += 1;
       wait = backoff(failures, err instanceof ApiError ? err.retryAfter : undefined);
-      status(...retryNotice(t, err, Math.round(wait / 1000)));
+      const secs = Math.round(wait / 1000);
+      if (err instanceof ApiError && err.body?.code === 'unknown_event') status(t('err.unknownEvent', secs), 'warn');
+      else if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) status(t('err.refused', secs), 'warn');
+      else status(...retryNotice(t, err, secs));
       setStage('retrying');
     }
     await pause(wait);
   }
 }
 
+// askLeave shows the confirmation; the line keeps moving meanwhile.
+function askLeave() {
+  setText($('leave-ask'), t('leave.ask', formatNumber(lang, lastPosition || 0)));
+  $('leave-confirm').hidden = false;
+  $('leave').hidden = true;
+  $('leave-no').focus();
+}
+
+function stay() {
+  $('leave-confirm').hidden = true;
+  $('leave').hidden = false;
+  $('leave').focus();
+}
+
 async function leaveQueue() {
-  const btn = $('leave');
-  btn.disabled = true;
+  $('leave-confirm').hidden = true;
   generation += 1;
   wake();
   status(t('status.leaving'));
@@ -156,29 +238,38 @@ async function leaveQueue() {
   try {
     await requestJSON(`${API}/leave/${encodeURIComponent(event)}`, { method: 'POST', cache: 'no-store' });
   } catch (err) {
-    btn.disabled = false;
     const secs = Math.round(backoff(1) / 1000);
     status(err instanceof ApiError ? t('err.generic', secs) : t('err.network', secs), 'bad');
     generation += 1;
     loop(generation);
     return;
   }
+  try {
+    sessionStorage.removeItem(startKey);
+  } catch {
+    // nothing kept
+  }
   setStage('left');
+  headline(t('title.left'), t('lead.left'));
   status(t('status.left'), 'ok');
   setText($('live'), t('status.left'));
-  btn.hidden = true;
-  $('do-not-close').hidden = true;
-  const rejoin = $('rejoin');
-  rejoin.hidden = false;
-  rejoin.focus();
+  delete document.body.dataset.position;
+  show({ rejoin: true });
+  $('rejoin').focus();
 }
 
 function rejoin() {
-  $('rejoin').hidden = true;
-  const btn = $('leave');
-  btn.hidden = false;
-  btn.disabled = false;
-  $('do-not-close').hidden = false;
+  headline(t('title.tier2'), t('lead.tier2'));
+  generation += 1;
+  loop(generation);
+}
+
+function retry() {
+  try {
+    sessionStorage.removeItem(`vwr:active:${event}`);
+  } catch {
+    // nothing kept
+  }
   generation += 1;
   loop(generation);
 }
@@ -191,12 +282,15 @@ function start() {
     setStage('error');
     setText($('event-name'), t('brand'));
     status(t('err.bad'), 'bad');
-    $('leave').disabled = true;
+    show({ home: true });
     return;
   }
   setText($('event-name'), `${t('event')} · ${event}`);
-  $('leave').addEventListener('click', leaveQueue);
+  $('leave').addEventListener('click', askLeave);
+  $('leave-yes').addEventListener('click', leaveQueue);
+  $('leave-no').addEventListener('click', stay);
   $('rejoin').addEventListener('click', rejoin);
+  $('retry').addEventListener('click', retry);
   loop(generation);
 }
 

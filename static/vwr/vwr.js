@@ -13,7 +13,7 @@ import {
   ApiError, announcer, backoff, clockTime, finalError, newKey, requestJSON, retryNotice,
   safeReturn, setStage, setText, showStatus, sleep, store, tier1Interval, validId,
 } from './common.js';
-import { applyStatic, currentLang, formatNumber, formatWait, translator } from './i18n.js';
+import { applyStatic, currentLang, formatNumber, formatWait, translator, withLang } from './i18n.js';
 import { hex, newNonce, ticketHash, unhex, verifyPlace } from './draw.js';
 import { POW_CODES, payAtTheDoor } from './pow.js';
 
@@ -84,8 +84,16 @@ function render() {
   if (s.position) announce(ahead, t('announce.position', formatNumber(lang, s.position), formatNumber(lang, ahead)));
 }
 
-// enterSale shows the pre-queue (countdown, beacon round) and announces
-// each change of phase once.
+// headline sets the page's title and lead for what the visitor is waiting
+// for: the opening, the draw, or their turn.
+function headline(title, lead) {
+  setText($('title'), title);
+  setText($('lead'), lead);
+  document.title = title;
+}
+
+// enterSale shows the pre-queue (countdown, beacon round) or the draw in
+// words a shopper reads, and announces each change of phase once.
 function enterSale(phase, opensAt, round, chain) {
   const changed = s.phase !== phase;
   s.phase = phase;
@@ -95,6 +103,9 @@ function enterSale(phase, opensAt, round, chain) {
   $('prequeue').hidden = false;
   setText($('round'), formatNumber(lang, s.round));
   if (chain) setText($('chain'), `drand ${chain.metadata?.beaconID || ''} · ${String(chain.hash).slice(0, 12)}…`);
+  const opens = s.opensAt ? clockTime(lang, new Date(s.opensAt), false) : '–';
+  if (phase === 'prequeue') headline(t('title.prequeue', opens), t('lead.prequeue'));
+  else headline(t('title.drawing'), t('lead.drawing', opens));
   tickCountdown();
   if (changed) {
     setStage(phase);
@@ -104,12 +115,9 @@ function enterSale(phase, opensAt, round, chain) {
 }
 
 function tickCountdown() {
-  if (s.phase !== 'prequeue' && s.phase !== 'drawing') return;
+  if (s.phase !== 'prequeue') return;
   const left = Math.max(0, Math.ceil((s.opensAt - Date.now()) / 1000));
-  const text = s.phase === 'drawing' || left === 0
-    ? t('pq.drawing')
-    : t('pq.countdown', Math.floor(left / 3600), Math.floor((left % 3600) / 60), left % 60);
-  setText($('countdown'), text);
+  setText($('countdown'), t('pq.countdown', Math.floor(left / 3600), Math.floor((left % 3600) / 60), left % 60));
 }
 setInterval(tickCountdown, 1000);
 
@@ -148,7 +156,7 @@ async function verifyMine() {
 function leave(path) {
   setStage('leaving');
   // replace(): the back button should not land in the waiting room again.
-  setTimeout(() => location.replace(path), 400);
+  setTimeout(() => location.replace(withLang(path, lang)), 400);
 }
 
 // checking shows the proof of work's progress in the status line: the
@@ -191,7 +199,14 @@ function showError(err) {
     return 10000;
   }
   const wait = backoff(s.failures, err instanceof ApiError ? err.retryAfter : undefined);
-  status(...retryNotice(t, err, Math.round(wait / 1000)));
+  const secs = Math.round(wait / 1000);
+  if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408) {
+    // Refused, not failed: retried all the same, in case it was a moment's state.
+    status(t('err.refused', secs), 'warn');
+    setStage('retrying');
+    return wait;
+  }
+  status(...retryNotice(t, err, secs));
   setStage('retrying');
   return wait;
 }
@@ -245,7 +260,6 @@ async function check() {
     `${API}/check/${encodeURIComponent(event)}/${encodeURIComponent(s.requestId)}`,
     { cache: 'no-store' },
   );
-  if (body.admitted) return true;
   if (body.phase === 'prequeue' || body.phase === 'drawing') {
     enterSale(body.phase, body.sale.opensAt, body.sale.round);
     if (body.sale.root) saveReceipt({ root: body.sale.root });
@@ -257,7 +271,15 @@ async function check() {
     document.body.dataset.phase = 'drawn';
     $('prequeue').hidden = true;
     saveReceipt({ proof: body.proof, position: Number(body.position) });
-    setText($('live'), t('status.drawn', formatNumber(lang, Number(body.position))));
+    const place = formatNumber(lang, Number(body.position));
+    headline(t('title.drawn'), t('lead.drawn', place));
+    setText($('live'), t('status.drawn', place));
+  }
+  // Admitted: the drawn place and proof above are kept first, so a visitor
+  // let in by the draw itself still leaves with a complete receipt.
+  if (body.admitted) {
+    s.position = Number(body.position) || s.position;
+    return true;
   }
   s.position = Number(body.position) || s.position;
   s.serving = Number(body.servingCounter) || s.serving;
@@ -273,6 +295,23 @@ async function pollStatus() {
   s.serving = Math.max(s.serving, Number(body.servingCounter) || 0);
   s.ratePerMin = Number(body.admitRatePerMinute) || 0;
   return true;
+}
+
+// admittedTo takes an admitted visitor on: the pass is in its cookie.
+function admittedTo(returnPath) {
+  setStage('admitted');
+  status(t('status.admitted'), 'ok');
+  setText($('live'), t('status.admitted'));
+  render();
+  leave(returnPath);
+}
+
+// badLink is the one state the page cannot leave by itself: the address
+// names no valid event. It says so and offers the way out.
+function badLink() {
+  setStage('error');
+  status(t('err.bad'), 'bad');
+  $('error-actions').hidden = false;
 }
 
 async function run(returnPath) {
@@ -300,7 +339,12 @@ async function run(returnPath) {
       pollDue = false;
       if (s.phase === 'prequeue' || s.phase === 'drawing') {
         // Until the draw, the ticket's check says the phase; no position yet.
-        await check();
+        // The draw may already have let this ticket in: then go at once.
+        if (await check()) {
+          s.serving = Math.max(s.serving, s.position);
+          admittedTo(returnPath);
+          return;
+        }
         if (s.phase === 'drawing' && !receipt().root) await fetchRoot();
         if (s.phase !== 'drawn') {
           s.failures = 0;
@@ -315,12 +359,8 @@ async function run(returnPath) {
         admitted = await check();
       }
       if (admitted) {
-        setStage('admitted');
-        status(t('status.admitted'), 'ok');
-        setText($('live'), t('status.admitted'));
         s.serving = Math.max(s.serving, s.position);
-        render();
-        leave(returnPath);
+        admittedTo(returnPath);
         return;
       }
       s.failures = 0;
@@ -340,8 +380,7 @@ async function run(returnPath) {
         continue;
       }
       if (finalError(err)) {
-        setStage('error');
-        status(t('err.bad'), 'bad');
+        badLink();
         return;
       }
       await sleep(showError(err));
@@ -354,9 +393,8 @@ function start() {
   document.title = t('title.tier1');
 
   if (!validId(event)) {
-    setStage('error');
     setText($('event-name'), t('brand'));
-    status(t('err.bad'), 'bad');
+    badLink();
     return;
   }
   setText($('event-name'), `${t('event')} · ${event}`);

@@ -1,10 +1,51 @@
 // Seat page of the demo ticketing site. The entry token travels as the
 // HttpOnly urr-entry-token cookie; the gate in front of /api/seats/ checks it.
+// The server renders the page in the visitor's language (<html lang>); the
+// messages below follow it.
 const event = document.body.dataset.event;
 const expires = Number(document.body.dataset.expires);
 const $ = (id) => document.getElementById(id);
 let selected = '';
 let seats = [];
+
+const strings = {
+  en: {
+    timeUp: 'Your time to choose is up. Rejoin the queue from the event page.',
+    count: (left, total) => `${left} of ${total}`,
+    status: { available: 'available', held: 'taken', mine: 'held by you' },
+    seat: (row) => `Seat ${row}`,
+    held: (id, until) => `Seat ${id} is held for you until ${until}. Complete your booking before then.`,
+    noPass: 'Your entry pass is missing or expired. Rejoin the queue from the event page.',
+    loadFailed: (code) => `Could not load seats (${code}).`,
+    holding: (id) => `Holding seat ${id}…`,
+    seat_taken: 'Someone else just took that seat. Please pick another.',
+    sold_out: 'Sorry, every seat is taken.',
+    entry_token_required: 'Your entry pass is missing. Rejoin the queue from the event page.',
+    entry_token_expired: 'Your entry pass has expired. Rejoin the queue from the event page.',
+    holdFailed: (code) => `Could not hold the seat (${code}).`,
+    network: 'Network problem. Please try again.',
+    noLonger: 'Your entry pass is no longer valid. Rejoin the queue from the event page.',
+  },
+  ko: {
+    timeUp: '좌석 선택 시간이 끝났습니다. 공연 페이지에서 다시 줄을 서 주세요.',
+    count: (left, total) => `${total}석 중 ${left}석`,
+    status: { available: '선택 가능', held: '선택됨', mine: '내 좌석' },
+    seat: (row) => `좌석 ${row}`,
+    held: (id, until) => `${id} 좌석을 ${until}까지 선점했습니다. 그 전에 예매를 마쳐 주세요.`,
+    noPass: '입장권이 없거나 만료되었습니다. 공연 페이지에서 다시 줄을 서 주세요.',
+    loadFailed: (code) => `좌석을 불러오지 못했습니다 (${code}).`,
+    holding: (id) => `${id} 좌석을 선점하는 중…`,
+    seat_taken: '방금 다른 분이 그 좌석을 선택했습니다. 다른 좌석을 골라 주세요.',
+    sold_out: '죄송합니다. 모든 좌석이 선택되었습니다.',
+    entry_token_required: '입장권이 없습니다. 공연 페이지에서 다시 줄을 서 주세요.',
+    entry_token_expired: '입장권이 만료되었습니다. 공연 페이지에서 다시 줄을 서 주세요.',
+    holdFailed: (code) => `좌석을 선점하지 못했습니다 (${code}).`,
+    network: '네트워크 문제가 있습니다. 다시 시도해 주세요.',
+    noLonger: '입장권이 더 이상 유효하지 않습니다. 공연 페이지에서 다시 줄을 서 주세요.',
+  },
+};
+const lang = document.documentElement.lang === 'ko' ? 'ko' : 'en';
+const t = strings[lang];
 
 function message(text, kind = '') {
   const el = $('message');
@@ -12,8 +53,15 @@ function message(text, kind = '') {
   el.dataset.kind = kind;
 }
 
+// requeue offers the way back into the queue once the entry pass is gone.
+function requeue(text) {
+  message(text, 'bad');
+  $('hold').disabled = true;
+  $('requeue').hidden = false;
+}
+
 function time(d) {
-  return new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' }).format(d);
+  return new Intl.DateTimeFormat(lang === 'ko' ? 'ko-KR' : 'en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' }).format(d);
 }
 
 function tick() {
@@ -21,8 +69,7 @@ function tick() {
   $('timer-value').textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
   $('timer').dataset.low = left < 60 ? 'true' : 'false';
   if (left === 0) {
-    message('Your time to choose is up. Rejoin the queue from the event page.', 'bad');
-    $('hold').disabled = true;
+    requeue(t.timeUp);
     return;
   }
   setTimeout(tick, 1000);
@@ -30,7 +77,7 @@ function tick() {
 
 function render(list) {
   seats = list.seats;
-  $('remaining').textContent = `${list.remaining} of ${list.total}`;
+  $('remaining').textContent = t.count(list.remaining, list.total);
   const map = $('map');
   const rows = new Map();
   for (const s of seats) {
@@ -54,10 +101,10 @@ function render(list) {
       b.className = `seat ${s.status}`;
       b.dataset.seat = s.id;
       // Visible text is the seat number; screen readers hear "Seat B4, available".
-      const what = { available: 'available', held: 'taken', mine: 'held by you' }[s.status];
+      const what = t.status[s.status];
       const before = document.createElement('span');
       before.className = 'sr-only';
-      before.textContent = `Seat ${s.row}`;
+      before.textContent = t.seat(s.row);
       const after = document.createElement('span');
       after.className = 'sr-only';
       after.textContent = `, ${what}`;
@@ -88,14 +135,15 @@ function select(id) {
 function showHeld(id, until) {
   document.body.dataset.stage = 'held';
   document.body.dataset.held = id;
-  message(`Seat ${id} is held for you until ${time(until)}. Complete your booking before then.`, 'ok');
+  message(t.held(id, time(until)), 'ok');
 }
 
 async function load() {
   const res = await fetch(`/api/seats/${encodeURIComponent(event)}`, { cache: 'no-store' });
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
-    message(res.status === 403 ? 'Your entry pass is missing or expired. Rejoin the queue from the event page.' : `Could not load seats (${body.code || res.status}).`, 'bad');
+    if (res.status === 403) requeue(t.noPass);
+    else message(t.loadFailed(body.code || res.status), 'bad');
     return;
   }
   render(body);
@@ -104,7 +152,7 @@ async function load() {
 async function hold() {
   if (!selected) return;
   $('hold').disabled = true;
-  message(`Holding seat ${selected}…`);
+  message(t.holding(selected));
   try {
     const res = await fetch(`/api/seats/${encodeURIComponent(event)}/hold`, {
       method: 'POST',
@@ -117,16 +165,14 @@ async function hold() {
       showHeld(body.seatId, new Date(body.expiresAt));
       return;
     }
-    const why = {
-      seat_taken: 'Someone else just took that seat. Please pick another.',
-      sold_out: 'Sorry, every seat is taken.',
-      entry_token_required: 'Your entry pass is missing. Rejoin the queue from the event page.',
-      entry_token_expired: 'Your entry pass has expired. Rejoin the queue from the event page.',
-    }[body.code] || `Could not hold the seat (${body.code || res.status}).`;
-    message(why, 'bad');
+    if (body.code === 'entry_token_required' || body.code === 'entry_token_expired' || body.code === 'entry_token_invalid') {
+      requeue(t[body.code] || t.noPass);
+      return;
+    }
+    message(['seat_taken', 'sold_out'].includes(body.code) ? t[body.code] : t.holdFailed(body.code || res.status), 'bad');
     await load();
   } catch {
-    message('Network problem. Please try again.', 'bad');
+    message(t.network, 'bad');
     $('hold').disabled = false;
   }
 }
@@ -141,8 +187,7 @@ async function renew() {
     const res = await fetch(`/api/queue/heartbeat/${encodeURIComponent(event)}`, { method: 'POST', cache: 'no-store' });
     const body = await res.json().catch(() => ({}));
     if (res.ok && body.status !== 'active') {
-      message('Your entry pass is no longer valid. Rejoin the queue from the event page.', 'bad');
-      $('hold').disabled = true;
+      requeue(t.noLonger);
       return;
     }
   } catch {

@@ -15,6 +15,11 @@ type admittedResponse struct {
 	Token     string    `json:"token"`
 	Position  int64     `json:"position"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// Set for a drawn pre-queue ticket, as in waitingResponse: a page let
+	// in by its first check after the draw still keeps its receipt.
+	Phase      string     `json:"phase,omitempty"`
+	TicketHash draw.Hex   `json:"ticketHash,omitempty"`
+	Proof      *proofJSON `json:"proof,omitempty"`
 }
 
 type waitingResponse struct {
@@ -62,7 +67,11 @@ func (a *API) check(w http.ResponseWriter, r *http.Request, eventID string) erro
 	}
 	a.setPassCookie(w, res.Token, res.ExpiresAt)
 	a.d.Metrics.Count(eventID, MetricAdmissions, 1)
-	jsonhttp.WriteJSON(w, http.StatusOK, admittedResponse{Admitted: true, Token: res.Token, Position: res.Position, ExpiresAt: res.ExpiresAt.UTC()})
+	resp := admittedResponse{Admitted: true, Token: res.Token, Position: res.Position, ExpiresAt: res.ExpiresAt.UTC()}
+	if res.Phase == tier1.PhaseDrawn {
+		resp.Phase, resp.TicketHash, resp.Proof = res.Phase, res.TicketHash[:], proofOf(res.Proof)
+	}
+	jsonhttp.WriteJSON(w, http.StatusOK, resp)
 	return nil
 }
 

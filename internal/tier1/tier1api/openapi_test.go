@@ -372,6 +372,19 @@ func TestOpenAPIContract(t *testing.T) {
 		}
 		return rid, h
 	}
+	// admittedTicket is a drawn ticket the line has reached.
+	admittedTicket := func(t *testing.T, b *testBundle, ev string) string {
+		t.Helper()
+		rid, _ := drawnTicket(t, b, ev)
+		own := tier1.New(b.store, b.keys, clock.NewManual(epoch.Add(2*time.Hour)), tier1.Config{Draw: b.beacon, Logger: slog.New(slog.DiscardHandler)})
+		if _, err := own.Resume(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := own.AdvanceBy(context.Background(), ev, 3); err != nil {
+			t.Fatal(err)
+		}
+		return rid
+	}
 	drawnSale := func(t *testing.T, b *testBundle, ev string) string {
 		_, h := drawnTicket(t, b, ev)
 		return h
@@ -471,6 +484,12 @@ func TestOpenAPIContract(t *testing.T) {
 			rid, _ := drawnTicket(t, b, ev)
 			return withRequestID(at(t, "check.apigw.json", ev), rid)
 		}, status: 200, want: wantBodyHas("proof", true)},
+		{name: "check drawn ticket admitted", fn: checkFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			return withRequestID(at(t, "check.apigw.json", ev), admittedTicket(t, b, ev))
+		}, status: 200, want: func(t *testing.T, resp events.APIGatewayV2HTTPResponse) {
+			wantBodyHas("token", true)(t, resp) // admitted, and with its proof
+			wantBodyHas("proof", true)(t, resp)
+		}},
 		{name: "status of a sale", fn: statusFn, req: sale("status.apigw.json"), status: 200, want: wantBodyHas("sale", true)},
 		{name: "draw document", fn: drawFn, req: sale("draw.apigw.json"), status: 200, want: wantHeader("Cache-Control", tier1api.DrawingCacheControl)},
 		{name: "draw document drawn", fn: drawFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
