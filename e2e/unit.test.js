@@ -66,9 +66,10 @@ test('retryAfterSeconds parses seconds and ignores junk', () => {
   assert.equal(retryAfterSeconds(h()), undefined);
 });
 
-test('finalError gives up only on a malformed request (400) and retries the rest', () => {
-  assert.ok(finalError(new ApiError(400)), '400');
-  for (const st of [401, 403, 404, 408, 409, 413, 429, 500, 503]) assert.ok(!finalError(new ApiError(st)), String(st));
+test('finalError gives up only on a link that names no possible event, and retries the rest', () => {
+  assert.ok(finalError(new ApiError(400, { code: 'invalid_event_id' })), '400 invalid_event_id');
+  for (const code of ['pow_invalid', 'invalid_client_nonce', undefined]) assert.ok(!finalError(new ApiError(400, { code })), `400 ${code}`);
+  for (const st of [401, 403, 404, 408, 409, 413, 428, 429, 500, 503]) assert.ok(!finalError(new ApiError(st)), String(st));
   assert.ok(!finalError(new TypeError('network')), 'a network failure is retried');
 });
 

@@ -79,12 +79,13 @@ export function backoff(failures, retryAfter, rand = Math.random) {
 }
 
 /**
- * finalError reports whether a failed call is not worth retrying: a 400, the
- * request itself is malformed (a bad link). Every other failure, refusals
- * included, is retried with backoff: a page never stops by itself.
+ * finalError reports whether a failed call is not worth retrying: a 400
+ * invalid_event_id, the link names no event there can be. Every other
+ * failure, refusals included, is retried with backoff: a page never stops
+ * by itself.
  */
 export function finalError(err) {
-  return err instanceof ApiError && err.status === 400;
+  return err instanceof ApiError && err.status === 400 && err.body?.code === 'invalid_event_id';
 }
 
 /** retryNotice is the [message, kind] a page shows while it waits secs before retrying after err. */
