@@ -153,9 +153,13 @@ found under /vwr-api there, Tier 2 under /api/queue.
 			}
 		}
 		sort.Strings(names)
+		width := 0
+		for _, a := range adminActions {
+			width = max(width, len(a.args))
+		}
 		for _, n := range names {
 			a := adminActions[n]
-			fmt.Fprintf(w, "  %-11s %-30s %s\n", n, a.args, a.summary)
+			fmt.Fprintf(w, "  %-11s %-*s  %s\n", n, width, a.args, a.summary)
 		}
 	}
 	fmt.Fprint(w, `

@@ -332,9 +332,9 @@ func (a *App) WaitReady(ctx context.Context) error {
 
 // Run listens on Config.Addr and serves the API plus the admission worker
 // until ctx is done. It is the whole deployable binary. While Redis or the
-// settings store do not answer it serves already (every call is a 503,
-// /healthz included, so a load balancer sends no one) but says only
-// "listening"; once they answer it starts the worker and says "serving".
+// settings store do not answer it serves already (every call that needs
+// Redis is a 503, /healthz included) but says only "listening"; once they
+// answer it starts the worker and says "serving".
 func (a *App) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", a.Config.Addr)
 	if err != nil {
