@@ -324,14 +324,17 @@ func checkScript(tb testing.TB, root string) *redis.Script {
 // spelled out). TestRawCheckMatchesStore fails when the two drift apart.
 func eventKeys(ev string) []string {
 	t := "{" + ev + "}"
-	return []string{t + ":queue", t + ":active", t + ":swept", t + ":threshold", t + ":admissions", t + ":rank-pending", t + ":retired", t + ":epoch", t + ":restored"}
+	return []string{t + ":queue", t + ":active", t + ":swept", t + ":threshold", t + ":admissions", t + ":rank-pending", t + ":retired", t + ":epoch", t + ":served", t + ":unlogged", t + ":header"}
 }
 
 // checkArgs is check.lua's ARGV after the user id, as redisstore.Check sends
-// them for a visitor without a Tier 1 position or an entry token, from an
-// instance that has seen no epoch yet (so no recovery window ever opens).
+// them for a visitor with a Tier 1 pass (score: its position) and no entry
+// token, from an instance that has seen no epoch yet (so no recovery window
+// ever opens), with the default idle limit and no durable ledger.
 func checkArgs(score, now, threshold string) []string {
-	return []string{score, now, "600000", threshold, strconv.FormatInt(queue.RateWindow.Milliseconds(), 10), "0", "", "bench-epoch", "0", "0"}
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	return []string{score, now, "600000", threshold, ms(queue.RateWindow), "0", "", "bench-epoch", "0", "0",
+		"p", ms(queue.DefaultActiveIdle), "0", ms(queue.ServedRetention)}
 }
 
 // populate runs check.lua for n users of ev in pipelines of 1,000.
@@ -633,7 +636,8 @@ func TestRawCheckMatchesStore(t *testing.T) {
 	store := redisstore.New(rdb, redisstore.Options{})
 	now := time.Now()
 	snap, err := store.Check(ctx, queue.CheckInput{EventID: ev, UserID: "store-b", Score: now.UnixMilli(), Now: now,
-		ActiveTTL: 10 * time.Minute, DefaultThreshold: 1, Epoch: queue.EpochInput{Candidate: "store-epoch"}})
+		ActiveTTL: 10 * time.Minute, DefaultThreshold: 1, Epoch: queue.EpochInput{Candidate: "store-epoch"},
+		Pass: true, Idle: queue.DefaultActiveIdle})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,8 @@ func (f *floor) check(w http.ResponseWriter, r *http.Request) {
 	// No epoch known: the store starts one when it is missing and never
 	// opens a recovery window, which the floor does not model.
 	snap, err := f.store.Check(r.Context(), queue.CheckInput{EventID: ev, UserID: uid, Score: now.UnixMilli(), Now: now,
-		ActiveTTL: f.ttl, DefaultThreshold: f.threshold, Epoch: queue.EpochInput{Candidate: token.NewTokenID()}})
+		ActiveTTL: f.ttl, DefaultThreshold: f.threshold, Epoch: queue.EpochInput{Candidate: token.NewTokenID()},
+		Idle: min(queue.DefaultActiveIdle, f.ttl)})
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "unavailable", "unavailable")
 		return

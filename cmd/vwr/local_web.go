@@ -213,6 +213,10 @@ func (c *crowd) burst(ctx context.Context) {
 	log.Info("demo crowd arrived", "size", c.size)
 }
 
+// crowdRenewEvery is how often a simulated visitor of the demo crowd
+// renews its slot while it stays, as the seat page does.
+const crowdRenewEvery = 8 * time.Second
+
 // bot is one simulated visitor of the demo crowd.
 type bot struct {
 	requestID string
@@ -242,7 +246,7 @@ func (c *crowd) walk(b bot) {
 			return
 		}
 	}
-	who := queue.Identity{UserID: b.requestID, Position: b.position}
+	who := queue.Identity{UserID: b.requestID, Position: b.position, Pass: true}
 	for {
 		v, err := s.Queue.Service.Check(ctx, event, who)
 		if err == nil && v.Status == queue.StatusActive {
@@ -264,11 +268,19 @@ func (c *crowd) walk(b bot) {
 			log.Warn("demo crowd hold failed", "err", err)
 		}
 	}
-	// Stay a little longer or shorter than asked, as people do.
-	if !wait(c.stay/2 + rand.N(c.stay+1)) {
-		return
+	// Stay a little longer or shorter than asked, as people do, renewing
+	// the slot as the seat page does (a silent holder is freed when idle).
+	for left := c.stay/2 + rand.N(c.stay+1); left > 0; left -= crowdRenewEvery {
+		if !wait(min(left, crowdRenewEvery)) {
+			return
+		}
+		if left > crowdRenewEvery {
+			if _, err := s.Queue.Service.Status(ctx, event, who); err != nil {
+				log.Warn("demo crowd renewal failed", "err", err)
+			}
+		}
 	}
-	if _, err := s.Queue.Service.Leave(ctx, event, b.requestID); err != nil {
+	if _, err := s.Queue.Service.Leave(ctx, event, who); err != nil {
 		log.Warn("demo crowd leave failed", "err", err)
 	}
 }

@@ -27,6 +27,9 @@ var (
 	ErrInvalidThreshold = errors.New("queue: threshold out of range")
 	ErrInvalidPeriod    = errors.New("queue: invalid ranking period")
 	ErrNotQueued        = errors.New("queue: not queued")
+	// ErrGone is the answer to a renewal (status or heartbeat with an entry
+	// token) from a holder whose slot is over: a *GoneError says why.
+	ErrGone = errors.New("queue: slot gone")
 	// ErrUnavailable wraps every store failure: the API answers 503 + Retry-After.
 	ErrUnavailable = errors.New("queue: store unavailable")
 )
@@ -44,13 +47,37 @@ type Status string
 const (
 	StatusQueued Status = "queued"
 	StatusActive Status = "active"
+	// StatusDone answers a Tier 1 pass that was already served: its holder
+	// was admitted (or left) once and must take a new Tier 1 place to come
+	// back (View.Done says why).
+	StatusDone Status = "done"
 )
+
+// Why a slot (or a pass) is done: View.Done and GoneError.Reason.
+const (
+	DoneLeft      = "left"       // the holder left (or left the line)
+	DoneSlotEnded = "slot_ended" // the slot ran to its end
+	DoneIdle      = "idle"       // freed early: no heartbeat for the idle limit
+)
+
+// GoneError is ErrGone with the reason (a Done* constant).
+type GoneError struct{ Reason string }
+
+func (e *GoneError) Error() string { return "queue: slot gone: " + e.Reason }
+
+// Is makes errors.Is(err, ErrGone) hold.
+func (e *GoneError) Is(target error) bool { return target == ErrGone }
 
 // Identity is who is asking. Position is the verified Tier 1 position, or 0
 // when the user came without a Tier 1 pass (then arrival time orders them).
 type Identity struct {
 	UserID   string
 	Position int64
+	// Pass says the identity came from a Tier 1 pass (or, for a renewal,
+	// from the entry token alone): such a user is admitted at most once, and
+	// a served pass is answered StatusDone. Users named by a trusted header
+	// may join again, at the back of the line.
+	Pass bool
 	// EntryToken is the entry token the request carried, if any (the
 	// urr-entry-token cookie). Only a valid one for this event and user
 	// counts: it lets a holder the store lost be counted back in.
@@ -78,6 +105,8 @@ type View struct {
 	// RecoveringUntil is set while the event's recovery window runs: the
 	// queue lost its state and admits nobody new until then.
 	RecoveringUntil time.Time
+	// Done says why, when Status is StatusDone (a Done* constant).
+	Done string
 }
 
 // Stats is the admin view of one event.
@@ -119,6 +148,15 @@ type NopNotifier struct{}
 
 // Admitted does nothing.
 func (NopNotifier) Admitted(Admission) {}
+
+// While a recovery window runs, waiting pages within the first
+// RecoveringFastPollRank places poll at least every RecoveringNextPoll
+// seconds: the line's head rebuilds, and learns of the window's end, within
+// seconds (the window itself is short, see Config.RecoveryWindow).
+const (
+	RecoveringNextPoll     = 2
+	RecoveringFastPollRank = 10000
+)
 
 // NextPoll is the seed's (§5.7) polling schedule in seconds.
 func NextPoll(status Status, position int64) int {

@@ -24,12 +24,19 @@ type Config struct {
 	AdmissionBatchSize int64         // QUEUE_ADMISSION_BATCH_SIZE, 100
 	// EntryTokenTTL is how long one entry token lasts (at most the slot):
 	// the protected site renews it through heartbeat while the slot runs.
-	// QUEUE_ENTRY_TOKEN_TTL_SECONDS, 120s.
+	// QUEUE_ENTRY_TOKEN_TTL_SECONDS, 20s.
 	EntryTokenTTL time.Duration
 	// RecoveryWindow is how long admissions pause after a loss of the
 	// queue's Redis is detected (QUEUE_RECOVERY_WINDOW_SECONDS). Default:
-	// max(2 × LongestNextPoll, EntryTokenTTL + MaxClockSkew).
+	// EntryTokenTTL + MaxClockSkew, the least that lets every token issued
+	// before the loss expire or be counted again.
 	RecoveryWindow time.Duration
+	// ActiveIdle frees an active user's slot once they have not shown up
+	// (check or heartbeat) for this long (QUEUE_ACTIVE_IDLE_SECONDS, 60s;
+	// at most ActiveTTL, which turns it off). It is at least
+	// EntryTokenTTL + MaxClockSkew, so the last token such a holder got has
+	// expired when the slot is handed on.
+	ActiveIdle time.Duration
 }
 
 // Defaults of Config (seed §4.5).
@@ -38,7 +45,8 @@ const (
 	DefaultActiveTTL          = 600 * time.Second
 	DefaultSeenTTL            = 600 * time.Second
 	DefaultAdmissionBatchSize = 100
-	DefaultEntryTokenTTL      = 120 * time.Second
+	DefaultEntryTokenTTL      = 20 * time.Second
+	DefaultActiveIdle         = 60 * time.Second
 )
 
 // MaxSeenTTL bounds SeenTTL: heartbeat ticks wrap after 1,024 ticks
@@ -70,7 +78,10 @@ func (c Config) WithDefaults() Config {
 		c.EntryTokenTTL = min(DefaultEntryTokenTTL, c.ActiveTTL)
 	}
 	if c.RecoveryWindow == 0 {
-		c.RecoveryWindow = max(2*LongestNextPoll, c.EntryTokenTTL+MaxClockSkew)
+		c.RecoveryWindow = c.EntryTokenTTL + MaxClockSkew
+	}
+	if c.ActiveIdle == 0 {
+		c.ActiveIdle = min(max(DefaultActiveIdle, c.EntryTokenTTL+MaxClockSkew), c.ActiveTTL)
 	}
 	return c
 }
@@ -93,6 +104,10 @@ func (c Config) Validate() error {
 	if c.EntryTokenTTL < time.Second || c.EntryTokenTTL > c.ActiveTTL {
 		errs = append(errs, errors.New("QUEUE_ENTRY_TOKEN_TTL_SECONDS must be from 1 to QUEUE_ACTIVE_TTL_SECONDS"))
 	}
+	if c.ActiveIdle > c.ActiveTTL || c.ActiveIdle < min(c.EntryTokenTTL+MaxClockSkew, c.ActiveTTL) {
+		// Shorter, and a holder's last token would outlive their slot.
+		errs = append(errs, fmt.Errorf("QUEUE_ACTIVE_IDLE_SECONDS must be from QUEUE_ENTRY_TOKEN_TTL_SECONDS + %d to QUEUE_ACTIVE_TTL_SECONDS", int(MaxClockSkew/time.Second)))
+	}
 	if c.RecoveryWindow < c.EntryTokenTTL+MaxClockSkew {
 		// Shorter, and a token issued before a loss could outlive the pause
 		// without having been counted again.
@@ -108,7 +123,8 @@ func (c Config) Validate() error {
 type Observer interface {
 	// ScriptDone reports one store operation (one Lua script on Redis):
 	// name is check, touch, leave, set_threshold, stats, ranking,
-	// active_events, loads, lock, unlock, admit, retire, cleanup or ping.
+	// active_events, loads, lock, unlock, admit, retire, cleanup, ping,
+	// replay, logged, epoch, ledger_append, ledger_read or put_epoch.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).
@@ -149,6 +165,9 @@ type Service struct {
 	// unclaimed remembers whom this instance's worker let in until they
 	// fetch a token, so that a loss does not take their admission back.
 	unclaimed unclaimed
+	// ledger is the durable copy of every event's served record (nil: none,
+	// as in open-events mode): what a lost store is rebuilt from.
+	ledger Ledger
 }
 
 // New returns a Service. A nil Notifier or clock gets a no-op notifier or the
@@ -177,6 +196,13 @@ func (s *Service) SetObserver(o Observer) {
 // comes from settings. Call it before the Service is used.
 func (s *Service) UseSettings(settings *Settings) { s.settings = settings }
 
+// UseLedger keeps every event's served record in l too, so that a pass
+// stays served, and a leave a leave, across a loss of the queue's store
+// and restarts of every instance; with settings (UseSettings) the event's
+// epoch is kept durable as well, so such a loss is found even then. Call
+// it before the Service is used.
+func (s *Service) UseLedger(l Ledger) { s.ledger = l }
+
 // Settings returns the configured events' settings, or nil in open-events mode.
 func (s *Service) Settings() *Settings { return s.settings }
 
@@ -197,11 +223,22 @@ func (s *Service) threshold(eventID string) (n int64, fixed bool, err error) {
 	return es.Threshold, true, nil
 }
 
-// epochInput is what a per-event step needs to detect a loss of eventID's state.
+// epochInput is what a per-event step needs to detect a loss of eventID's
+// state: the epoch this instance saw last, or, before it saw any (a fresh
+// instance), the one the durable settings keep.
 func (s *Service) epochInput(eventID string) EpochInput {
-	known, _ := s.epochs.Load(eventID)
-	k, _ := known.(string)
-	return EpochInput{Known: k, Candidate: token.NewTokenID(), Window: s.cfg.RecoveryWindow}
+	return EpochInput{Known: s.knownEpoch(eventID), Candidate: token.NewTokenID(), Window: s.cfg.RecoveryWindow}
+}
+
+func (s *Service) knownEpoch(eventID string) string {
+	if known, ok := s.epochs.Load(eventID); ok {
+		return known.(string)
+	}
+	if s.settings != nil && s.ledger != nil {
+		es, _ := s.settings.Lookup(eventID)
+		return es.Epoch
+	}
+	return ""
 }
 
 // sawEpoch remembers the epoch a step reported. An epoch other than the one
@@ -209,22 +246,24 @@ func (s *Service) epochInput(eventID string) EpochInput {
 // worker let in who had not fetched a token yet are put back (see
 // unclaimed), and returned. Until that succeeds the old epoch stays known,
 // so the next step tries again.
-func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []Restored {
+func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []Served {
 	if e.ID == "" {
 		return nil
 	}
-	known, _ := s.epochs.Load(eventID)
-	k, _ := known.(string)
+	k := s.knownEpoch(eventID)
 	if k == e.ID {
+		if _, ok := s.epochs.Load(eventID); !ok {
+			s.epochs.Store(eventID, e.ID)
+		}
 		return nil // the common case: nothing to write
 	}
-	var users []Restored
+	var users []Served
 	if k != "" {
 		now := s.clk.Now()
 		if users = s.unclaimed.pending(eventID, now); len(users) > 0 {
 			start := time.Now()
-			_, err := s.store.Restore(ctx, eventID, users, now)
-			s.observe("restore", start, err)
+			_, err := s.store.Replay(ctx, ReplayInput{EventID: eventID, Entries: users, Now: now, Ledger: s.ledger != nil})
+			s.observe("replay", start, err)
 			if err != nil {
 				return nil
 			}
@@ -234,8 +273,8 @@ func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []
 	return users
 }
 
-func wasRestored(rs []Restored, userID string) bool {
-	return slices.ContainsFunc(rs, func(r Restored) bool { return r.UserID == userID })
+func wasRestored(rs []Served, userID string) bool {
+	return slices.ContainsFunc(rs, func(r Served) bool { return r.UserID == userID })
 }
 
 // holderSlotEnd is the slot end of the entry token who presented, when it is
@@ -284,6 +323,13 @@ func validate(eventID, userID string) error {
 // let in at once. A Tier 1 position orders the line; without one, arrival
 // time does.
 func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View, error) {
+	return s.check(ctx, eventID, who, false)
+}
+
+// check is Check, or with renewal a status or heartbeat from an entry-token
+// holder the store does not hold (CheckInput.Renewal): then an empty
+// View.Status means they were not counted back.
+func (s *Service) check(ctx context.Context, eventID string, who Identity, renewal bool) (View, error) {
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
@@ -305,6 +351,10 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 		DefaultThreshold: th,
 		FixedThreshold:   fixed,
 		HolderSlotEnd:    s.holderSlotEnd(eventID, who, now),
+		Pass:             who.Pass,
+		Idle:             s.cfg.ActiveIdle,
+		Ledger:           s.ledger != nil,
+		Renewal:          renewal,
 	}
 	for again := true; ; again = false {
 		in.Epoch = s.epochInput(eventID)
@@ -323,14 +373,22 @@ func (s *Service) Check(ctx context.Context, eventID string, who Identity) (View
 			// before the restore put them back: ask once more.
 			continue
 		}
+		if snap.Status == "" {
+			return View{Done: snap.Done}, nil
+		}
 		return s.view(eventID, who.UserID, now, snap)
 	}
 }
 
-// Status reports where the user stands, changing nothing but a queued
-// user's heartbeat: it serves both the status and the heartbeat route, which
-// the seed's clients poll interchangeably. It returns ErrNotQueued when the
-// user is neither queued nor active.
+// Status reports where the user stands, changing nothing but a heartbeat:
+// it serves both the status and the heartbeat route, which the seed's
+// clients poll interchangeably, and an active user's call renews the entry
+// token (up to the slot's end) and restarts the idle limit. A renewal (a
+// valid entry token) from a holder whose slot is over is a *GoneError
+// (ErrGone): after a leave, at once, whatever the token's expiry; during a
+// recovery window a holder the store lost is counted back in. A served pass
+// without a token hears StatusDone; anyone else neither queued nor active
+// gets ErrNotQueued. Status never queues anyone.
 func (s *Service) Status(ctx context.Context, eventID string, who Identity) (View, error) {
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
@@ -341,7 +399,7 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	}
 	now := s.clk.Now()
 	start := time.Now()
-	snap, err := s.store.Touch(ctx, eventID, who.UserID, now, th)
+	snap, err := s.store.Touch(ctx, TouchInput{EventID: eventID, UserID: who.UserID, Now: now, DefaultThreshold: th, Idle: s.cfg.ActiveIdle})
 	s.observe("touch", start, err)
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
@@ -351,12 +409,28 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 		return s.Status(ctx, eventID, who)
 	}
 	if snap.Status == "" {
-		if !s.holderSlotEnd(eventID, who, now).IsZero() {
-			// An entry-token holder the store has lost (a flushed Redis):
-			// check counts them back in during the recovery window.
-			return s.Check(ctx, eventID, who)
+		holder := !s.holderSlotEnd(eventID, who, now).IsZero()
+		switch {
+		case holder && snap.Done == DoneLeft:
+			return View{}, &GoneError{Reason: DoneLeft}
+		case holder:
+			// An entry-token holder the store does not hold: after a loss
+			// (a flushed Redis) check counts them back in during the
+			// recovery window, finding the loss first if need be; it never
+			// queues them.
+			v, err := s.check(ctx, eventID, who, true)
+			switch {
+			case err != nil || v.Status != "":
+				return v, err
+			case v.Done != "":
+				return View{}, &GoneError{Reason: v.Done}
+			}
+			return View{}, ErrNotQueued
+		case snap.Done != "" && who.Pass:
+			snap.Status = StatusDone
+		default:
+			return View{}, ErrNotQueued
 		}
-		return View{}, ErrNotQueued
 	}
 	if fixed {
 		// Touch only reports the threshold; a stale override must not show.
@@ -378,6 +452,12 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 	if snap.Epoch.RecoveringUntil.After(now) {
 		v.RecoveringUntil = snap.Epoch.RecoveringUntil
 	}
+	if snap.Status == StatusDone {
+		v.Done = snap.Done
+		v.NextPoll = NextPoll(StatusActive, 0)
+		s.unclaimed.forget(eventID, userID)
+		return v, nil
+	}
 	if snap.Status == StatusQueued {
 		v.Position = snap.Rank + 1
 		v.PeopleAhead = snap.Rank
@@ -388,6 +468,9 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 			v.EstimatedWait += int((v.RecoveringUntil.Sub(now) + time.Second - 1) / time.Second)
 		}
 		v.NextPoll = NextPoll(StatusQueued, v.Position)
+		if !v.RecoveringUntil.IsZero() && v.Position <= RecoveringFastPollRank {
+			v.NextPoll = min(v.NextPoll, RecoveringNextPoll)
+		}
 		return v, nil
 	}
 	v.NextPoll = NextPoll(StatusActive, 0)
@@ -477,8 +560,12 @@ func EstimateWait(position, admitted int64, span time.Duration) int {
 }
 
 // Leave removes the user from the event's line or active set at once, freeing
-// the slot. It reports whether they were there.
-func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, error) {
+// the slot, and records the leave: a pass is done (its next check answers
+// StatusDone), and the user's entry token is refused by status and
+// heartbeat and never counted back after a loss. It reports whether they
+// were there.
+func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool, error) {
+	userID := who.UserID
 	if err := validate(eventID, userID); err != nil {
 		return false, err
 	}
@@ -486,7 +573,7 @@ func (s *Service) Leave(ctx context.Context, eventID, userID string) (bool, erro
 		return false, err
 	}
 	start := time.Now()
-	removed, err := s.store.Leave(ctx, eventID, userID)
+	removed, err := s.store.Leave(ctx, LeaveInput{EventID: eventID, UserID: userID, Pass: who.Pass, Ledger: s.ledger != nil})
 	s.observe("leave", start, err)
 	s.unclaimed.forget(eventID, userID)
 	if err != nil {

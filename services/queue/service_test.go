@@ -109,7 +109,7 @@ func (b *testBundle) slotFreedForB(t *testing.T) {
 	t.Helper()
 	b.check(t, "a", 1)
 	b.check(t, "b", 2)
-	if _, err := b.svc.Leave(b.ctx, b.ev, "a"); err != nil {
+	if _, err := b.svc.Leave(b.ctx, b.ev, queue.Identity{UserID: "a"}); err != nil {
 		t.Fatalf("Leave(a): %v", err)
 	}
 }
@@ -117,7 +117,7 @@ func (b *testBundle) slotFreedForB(t *testing.T) {
 // leave removes uid, failing the test unless it was queued or active.
 func (b *testBundle) leave(t *testing.T, uid string) {
 	t.Helper()
-	if removed, err := b.svc.Leave(b.ctx, b.ev, uid); err != nil || !removed {
+	if removed, err := b.svc.Leave(b.ctx, b.ev, queue.Identity{UserID: uid}); err != nil || !removed {
 		t.Fatalf("Leave(%s) = %v, %v; want removed", uid, removed, err)
 	}
 }
@@ -144,7 +144,7 @@ func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
 	got := queue.Config{}.WithDefaults()
 	want := queue.Config{Threshold: 1000, ActiveTTL: 600 * time.Second, SeenTTL: 600 * time.Second, AdmissionBatchSize: 100,
-		EntryTokenTTL: 120 * time.Second, RecoveryWindow: 125 * time.Second}
+		EntryTokenTTL: 20 * time.Second, RecoveryWindow: 25 * time.Second, ActiveIdle: 60 * time.Second}
 	if got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -265,8 +265,11 @@ func TestCheckEntersAndQueues(t *testing.T) {
 
 	// Polling later renews the token, never moves the slot's end, and
 	// notifies nobody.
-	b.clk.Advance(5 * time.Minute)
-	again := b.check(t, "alice", 10)
+	var again queue.View
+	for range 10 {
+		b.clk.Advance(30 * time.Second)
+		again = b.check(t, "alice", 10)
+	}
 	ent2, err := b.keys.VerifyEntry(again.EntryToken, b.ev, b.clk.Now())
 	if err != nil || !ent2.SlotEndsAt.Equal(wantExp) || !again.ExpiresAt.Equal(wantExp) ||
 		!ent2.ExpiresAt.Equal(b.clk.Now().Add(queue.DefaultEntryTokenTTL)) {
@@ -289,7 +292,7 @@ func TestCheckEntersAndQueues(t *testing.T) {
 	if v != want {
 		t.Fatalf("p2:\n got %+v\nwant %+v", v, want)
 	}
-	if b.rec.admitted[b.ev] != 2 || b.rec.scripts["check"] != 7 {
+	if b.rec.admitted[b.ev] != 2 || b.rec.scripts["check"] != 16 {
 		t.Fatalf("observer: admitted %v, scripts %v", b.rec.admitted, b.rec.scripts)
 	}
 }
@@ -310,11 +313,11 @@ func TestStatusHeartbeatLeave(t *testing.T) {
 	if err != nil || v.Status != queue.StatusActive || v.EntryToken == "" {
 		t.Fatalf("heartbeat a: %+v, %v", v, err)
 	}
-	removed, err := b.svc.Leave(b.ctx, b.ev, "a")
+	removed, err := b.svc.Leave(b.ctx, b.ev, queue.Identity{UserID: "a"})
 	if err != nil || !removed {
 		t.Fatalf("leave a: %v, %v", removed, err)
 	}
-	if removed, err := b.svc.Leave(b.ctx, b.ev, "a"); err != nil || removed {
+	if removed, err := b.svc.Leave(b.ctx, b.ev, queue.Identity{UserID: "a"}); err != nil || removed {
 		t.Fatalf("second leave = %v, %v; want nothing removed", removed, err)
 	}
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
@@ -352,7 +355,7 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 		calls = append(calls,
 			call{"check user " + bad, func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
 			call{"status user " + bad, func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
-			call{"leave user " + bad, func() error { _, err := b.svc.Leave(b.ctx, b.ev, bad); return err }, queue.ErrInvalidUser},
+			call{"leave user " + bad, func() error { _, err := b.svc.Leave(b.ctx, b.ev, queue.Identity{UserID: bad}); return err }, queue.ErrInvalidUser},
 		)
 	}
 	for _, n := range []int64{-1, 0, 1_000_001} {
@@ -384,7 +387,7 @@ func TestStoreOutageIsUnavailable(t *testing.T) {
 	calls := map[string]func() error{
 		"check":     func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
 		"status":    func() error { _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
-		"leave":     func() error { _, err := b.svc.Leave(b.ctx, b.ev, "u"); return err },
+		"leave":     func() error { _, err := b.svc.Leave(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
 		"threshold": func() error { return b.svc.SetThreshold(b.ctx, b.ev, 3) },
 		"stats":     func() error { _, err := b.svc.Stats(b.ctx, b.ev); return err },
 		"ranking":   func() error { _, err := b.svc.Ranking(b.ctx, queue.PeriodDaily, 10); return err },
@@ -599,7 +602,7 @@ func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 // admission lock another worker holds, and releases the lock it took.
 func TestCleanupTakesTheEventLock(t *testing.T) {
 	t.Parallel()
-	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour})
+	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
 	b.check(t, "a", 1)
 	b.check(t, "silent", 2)
 	b.clk.Advance(2 * time.Minute)
@@ -636,7 +639,7 @@ func TestCleanupTakesTheEventLock(t *testing.T) {
 
 func TestWorkerCleanupAndRetire(t *testing.T) {
 	t.Parallel()
-	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour})
+	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
 	b.check(t, "a", 1)
 	b.check(t, "silent", 2)
 	b.check(t, "alive", 3)
@@ -959,7 +962,7 @@ func TestWorkerAdmissionJTIMatchesMintedToken(t *testing.T) {
 	if v := b.check(t, "second", 2); v.Status != queue.StatusQueued {
 		t.Fatalf("second: %+v", v)
 	}
-	if _, err := b.svc.Leave(b.ctx, b.ev, "first"); err != nil {
+	if _, err := b.svc.Leave(b.ctx, b.ev, queue.Identity{UserID: "first"}); err != nil {
 		t.Fatal(err)
 	}
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)

@@ -15,12 +15,16 @@ type Store interface {
 	// An error after the step itself succeeded still comes with the
 	// Snapshot, so that a user it activated is reported.
 	Check(ctx context.Context, in CheckInput) (Snapshot, error)
-	// Touch refreshes a queued user's heartbeat and reports where a queued
-	// or active user stands. It returns a Snapshot with an empty Status when the
-	// user is neither queued nor active; it never joins anyone.
-	Touch(ctx context.Context, eventID, userID string, now time.Time, defaultThreshold int64) (Snapshot, error)
-	// Leave removes userID from both the line and the active set.
-	Leave(ctx context.Context, eventID, userID string) (bool, error)
+	// Touch refreshes a queued user's heartbeat, or an active user's (see
+	// CheckInput.Idle), and reports where the user stands. It returns a
+	// Snapshot with an empty Status when the user is neither queued nor
+	// active (with Done set when they were served before); it never joins
+	// anyone.
+	Touch(ctx context.Context, in TouchInput) (Snapshot, error)
+	// Leave removes the user from both the line and the active set, and
+	// records the leave as served (Served.Left): a pass is then done, and
+	// the user's entry token is never counted back after a loss.
+	Leave(ctx context.Context, in LeaveInput) (bool, error)
 	// SetThreshold stores the event's override of the default threshold.
 	SetThreshold(ctx context.Context, eventID string, n int64) error
 	// Stats reads the event's counters without changing anything.
@@ -48,13 +52,21 @@ type Store interface {
 	// EpochOf reads the event's epoch id ("" when there is none) and
 	// starts nothing.
 	EpochOf(ctx context.Context, eventID string) (string, error)
-	// Restore puts users admitted before a loss of the event's state back
-	// into the active set with their slot ends (and out of the line, which
-	// they may have joined again meanwhile). It does so only while the
-	// event's recovery window runs, when nobody new is admitted, so that no
-	// slot they held has been handed out again. It returns how many it put
-	// back.
-	Restore(ctx context.Context, eventID string, users []Restored, now time.Time) (int, error)
+	// Replay rebuilds the event's served record after a loss of its state,
+	// from the durable ledger or from the admissions this instance made and
+	// nobody had claimed yet, in the order they were recorded: users whose
+	// slot runs past now are put back into the active set until the window
+	// ends (they claim the rest by showing up), leavers and served passes
+	// leave the line. It does so only while the recovery window runs or the
+	// ledger's replay is pending, when nobody new is admitted, so that no
+	// slot they held has been handed out again. With finish set to the
+	// event's epoch, the ledger's replay is done and admissions may resume
+	// once the window ends. It returns how many it put back into active.
+	Replay(ctx context.Context, in ReplayInput) (int, error)
+	// Logged forgets the served changes an admission pass reported
+	// (AdmitResult.Unlogged) once they are in the durable ledger; a change
+	// made meanwhile stays for the next pass.
+	Logged(ctx context.Context, eventID string, entries []Served) error
 	// CleanupStale removes the queued users silent for at least seenTTL as of
 	// now, and notes the oldest heartbeat it kept (StoreStats.OldestHeartbeat).
 	CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error)
@@ -84,9 +96,51 @@ type CheckInput struct {
 	Epoch          EpochInput
 	// HolderSlotEnd is set when the user presented a valid entry token for
 	// this event: the end of the slot it stands for. During a recovery
-	// window such a user, missing from the active set, is counted back
-	// into it until then instead of joining the line.
+	// window such a user, missing from the active set and not recorded as
+	// having left, is counted back into it until then instead of joining
+	// the line.
 	HolderSlotEnd time.Time
+	// Pass says the user came with a Tier 1 pass (Identity.Pass): a pass
+	// already served is answered StatusDone instead of joining.
+	Pass bool
+	// Idle is how long an active user's slot is held past their last check
+	// or heartbeat (never past its end); zero: no idle limit.
+	Idle time.Duration
+	// Ledger says the durable ledger is on: served changes are queued for
+	// it (AdmitResult.Unlogged) and a loss awaits its replay.
+	Ledger bool
+	// Renewal is a status or heartbeat with a valid entry token from a user
+	// the store does not hold: counted back during a recovery window, else
+	// left out (Snapshot.Status "", with Done when served before). A
+	// renewal never joins the line nor admits anyone.
+	Renewal bool
+}
+
+// TouchInput is one status or heartbeat request.
+type TouchInput struct {
+	EventID          string
+	UserID           string
+	Now              time.Time
+	DefaultThreshold int64
+	Idle             time.Duration // as in CheckInput
+}
+
+// LeaveInput is one leave request.
+type LeaveInput struct {
+	EventID string
+	UserID  string
+	Pass    bool // as in CheckInput
+	Ledger  bool // as in CheckInput
+}
+
+// ReplayInput is one Store.Replay call.
+type ReplayInput struct {
+	EventID string
+	Entries []Served
+	Now     time.Time
+	// Finish, when set, is the epoch whose ledger replay this call ends.
+	Finish string
+	Ledger bool // as in CheckInput
 }
 
 // EpochInput is what a per-event step needs to detect a lost Redis: the
@@ -121,8 +175,12 @@ type Snapshot struct {
 	// active users): the rate is measured from then, not over the whole
 	// window, while the sale is younger.
 	RateSince time.Time
-	ExpiresAt time.Time // when active
+	ExpiresAt time.Time // the slot's end, when active
 	Epoch     EpochState
+	// Done is set for a user served before who holds no slot now (a Done*
+	// constant): with Status StatusDone from Check (a pass), or an empty
+	// Status from Touch.
+	Done string
 }
 
 // MaxLineBase is the largest Tier 1 position or arrival ms a line orders
@@ -134,12 +192,6 @@ const MaxLineBase = 1<<43 - 1
 // silent for SeenTTL is dropped by the first stale sweep at least one tick
 // later.
 const HeartbeatTick = 5 * time.Second
-
-// Restored is one admission Store.Restore puts back.
-type Restored struct {
-	UserID    string
-	ExpiresAt time.Time // end of the slot
-}
 
 // StoreStats are an event's raw counters.
 type StoreStats struct {
@@ -163,6 +215,9 @@ type EventLoad struct {
 	// RankPending says admissions wait to be added to the rankings, which
 	// the next admission pass over the event does.
 	RankPending bool
+	// LogPending says served changes wait to be appended to the durable
+	// ledger, which the next admission pass over the event does.
+	LogPending bool
 }
 
 // AdmitInput is one admission pass over one event.
@@ -174,13 +229,27 @@ type AdmitInput struct {
 	FixedThreshold   bool // as in CheckInput
 	Batch            int64
 	Epoch            EpochInput
+	// ClaimGrace is how long an admitted user's slot is held before they
+	// first show up (check) to fetch the token; then CheckInput.Idle runs.
+	// Zero: until the slot's end.
+	ClaimGrace time.Duration
+	Ledger     bool // as in CheckInput
 }
 
 // AdmitResult is what one admission pass did.
 type AdmitResult struct {
-	Admitted    []string // user ids, in line order
+	Admitted []string // user ids, in line order
+	// Header lists those of Admitted named by a trusted header rather than
+	// a Tier 1 pass (usually none).
+	Header      []string
 	ExpiresAt   time.Time
 	QueueSize   int64 // after the pass
 	ActiveCount int64 // after the pass
 	Epoch       EpochState
+	// Replay says the event lost its state and awaits the replay of the
+	// durable ledger (Store.Replay with Finish) before admitting anyone.
+	Replay bool
+	// Unlogged are the served changes not yet in the durable ledger (none
+	// while a replay is pending): append them, then call Store.Logged.
+	Unlogged []Served
 }

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,7 +18,10 @@ const ClaimHorizon = LongestNextPoll + MaxClockSkew
 // token that could count them back in (see CheckInput.HolderSlotEnd), so
 // without this memory their admission would be lost: they would wait again,
 // behind nobody but still after people the worker let in with them. On a
-// loss the instance puts them back into the active set (Store.Restore).
+// loss the instance puts them back into the active set (Store.Replay). The
+// durable ledger (Service.UseLedger) covers them too once the worker has
+// appended them; this memory covers the moments before, and deployments
+// without a ledger.
 type unclaimed struct {
 	mu     sync.Mutex
 	events map[string]*claimLog
@@ -32,6 +36,7 @@ type claimLog struct {
 
 type claim struct {
 	at, expires time.Time // admitted at; end of the slot
+	header      bool      // named by a trusted header, not a Tier 1 pass
 }
 
 type claimRef struct {
@@ -39,8 +44,9 @@ type claimRef struct {
 	at  time.Time
 }
 
-// add remembers users admitted to eventID at now with slots ending at expires.
-func (u *unclaimed) add(eventID string, users []string, now, expires time.Time) {
+// add remembers users admitted to eventID at now with slots ending at
+// expires; header lists those named by a trusted header.
+func (u *unclaimed) add(eventID string, users, header []string, now, expires time.Time) {
 	if len(users) == 0 {
 		return
 	}
@@ -55,7 +61,7 @@ func (u *unclaimed) add(eventID string, users []string, now, expires time.Time) 
 		u.events[eventID] = l
 	}
 	for _, uid := range users {
-		l.live[uid] = claim{at: now, expires: expires}
+		l.live[uid] = claim{at: now, expires: expires, header: slices.Contains(header, uid)}
 		l.order = append(l.order, claimRef{uid, now})
 	}
 	l.prune(now.Add(-ClaimHorizon))
@@ -72,7 +78,7 @@ func (u *unclaimed) forget(eventID, userID string) {
 }
 
 // pending lists eventID's unclaimed admissions whose slot runs past now.
-func (u *unclaimed) pending(eventID string, now time.Time) []Restored {
+func (u *unclaimed) pending(eventID string, now time.Time) []Served {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	l := u.events[eventID]
@@ -80,10 +86,10 @@ func (u *unclaimed) pending(eventID string, now time.Time) []Restored {
 		return nil
 	}
 	l.prune(now.Add(-ClaimHorizon))
-	out := make([]Restored, 0, len(l.live))
+	out := make([]Served, 0, len(l.live))
 	for uid, c := range l.live {
 		if c.expires.After(now) {
-			out = append(out, Restored{UserID: uid, ExpiresAt: c.expires})
+			out = append(out, Served{UserID: uid, Pass: !c.header, SlotEnd: c.expires})
 		}
 	}
 	return out

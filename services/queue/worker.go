@@ -134,7 +134,8 @@ func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
 // It first reads every listed event's counters in a few pipelined round
 // trips (Store.Loads), then works, at most Parallelism at a time, only on
 // events with both waiting users and free slots, plus empty ones to retire
-// and those whose direct admissions wait to be added to the rankings.
+// and those whose direct admissions wait to be added to the rankings or
+// whose served changes wait to be appended to the durable ledger.
 // An event with a full active set or an empty line costs nothing but its
 // share of the scan, so thousands of listed events do not delay a freed
 // slot. A failing event does not stop the others; their errors are joined.
@@ -150,7 +151,7 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 		switch {
 		case l.Queued == 0 && l.Active == 0:
 			work = append(work, l.EventID) // admit.lua drops expired actives, then retire
-		case known && l.Queued > 0 && l.Active < th, l.RankPending:
+		case known && l.Queued > 0 && l.Active < th, l.RankPending, l.LogPending:
 			work = append(work, l.EventID)
 		}
 	}
@@ -265,8 +266,23 @@ func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
 	return w.locked(ctx, eventID, func() (int, error) { return w.admitLocked(ctx, eventID) })
 }
 
-// admitLocked is one admission pass over eventID, under its lock.
+// admitLocked is one admission pass over eventID, under its lock. When the
+// pass finds the event awaiting the replay of its ledger (a loss), it
+// replays it and passes once more, so that admissions resume at once if
+// the recovery window is over.
 func (w *Worker) admitLocked(ctx context.Context, eventID string) (int, error) {
+	n, replayed, err := w.admitPass(ctx, eventID)
+	if err == nil && replayed {
+		var m int
+		m, _, err = w.admitPass(ctx, eventID)
+		n += m
+	}
+	return n, err
+}
+
+// admitPass is one admit.lua over eventID and what follows it; replayed
+// says it replayed the ledger.
+func (w *Worker) admitPass(ctx context.Context, eventID string) (int, bool, error) {
 	s := w.svc
 	th, fixed, err := s.threshold(eventID)
 	if err != nil {
@@ -284,32 +300,110 @@ func (w *Worker) admitLocked(ctx context.Context, eventID string) (int, error) {
 		FixedThreshold:   fixed,
 		Batch:            s.cfg.AdmissionBatchSize,
 		Epoch:            s.epochInput(eventID),
+		ClaimGrace:       max(s.cfg.ActiveIdle, ClaimHorizon),
+		Ledger:           s.ledger != nil,
 	})
 	s.observe("admit", start, err)
 	s.sawEpoch(ctx, eventID, res.Epoch)
-	s.unclaimed.add(eventID, res.Admitted, now, res.ExpiresAt)
+	s.unclaimed.add(eventID, res.Admitted, res.Header, now, res.ExpiresAt)
 	// The store may fail after its atomic step let people in (the ranking
 	// counts live outside the event's slot); those users are active, so
 	// they are reported before the error.
 	for _, uid := range res.Admitted {
 		s.notify.Admitted(newAdmission(eventID, uid, now, res.ExpiresAt))
 	}
-	if len(res.Admitted) > 0 {
-		s.obs.Admitted(eventID, len(res.Admitted))
+	n := len(res.Admitted)
+	if n > 0 {
+		s.obs.Admitted(eventID, n)
 	}
 	if err != nil {
-		return len(res.Admitted), unavailable("admit", eventID, err)
+		return n, false, unavailable("admit", eventID, err)
+	}
+	if err := w.durable(ctx, eventID, res); err != nil {
+		return n, false, err
 	}
 	s.obs.QueueDepth(eventID, res.QueueSize, res.ActiveCount)
-	if res.QueueSize == 0 && res.ActiveCount == 0 {
+	if res.QueueSize == 0 && res.ActiveCount == 0 && !res.Replay {
 		start = time.Now()
 		_, err := s.store.Retire(ctx, eventID)
 		s.observe("retire", start, err)
 		if err != nil {
-			return len(res.Admitted), unavailable("retire", eventID, err)
+			return n, false, unavailable("retire", eventID, err)
 		}
 	}
-	return len(res.Admitted), nil
+	return n, res.Replay && s.ledger != nil, nil
+}
+
+// durable keeps the event's durable records in step with the queue's store
+// after an admission pass: it replays the ledger into a store that lost
+// the event's state, appends the served changes the pass reported, and
+// stores a new epoch in the event's settings, so that even an instance
+// started after both Redis and every other instance were lost finds out.
+func (w *Worker) durable(ctx context.Context, eventID string, res AdmitResult) error {
+	s := w.svc
+	if s.ledger == nil {
+		return nil
+	}
+	if res.Replay {
+		if err := w.replay(ctx, eventID, res.Epoch.ID); err != nil {
+			return err
+		}
+	}
+	if len(res.Unlogged) > 0 {
+		start := time.Now()
+		err := s.ledger.AppendQueueLedger(ctx, eventID, res.Unlogged, s.clk.Now())
+		s.observe("ledger_append", start, err)
+		if err != nil {
+			return unavailable("ledger append", eventID, err)
+		}
+		start = time.Now()
+		err = s.store.Logged(ctx, eventID, res.Unlogged)
+		s.observe("logged", start, err)
+		if err != nil {
+			return unavailable("logged", eventID, err)
+		}
+	}
+	if s.settings != nil && res.Epoch.ID != "" {
+		if es, ok := s.settings.Lookup(eventID); ok && es.Epoch != res.Epoch.ID {
+			start := time.Now()
+			err := s.settings.PutEpoch(ctx, eventID, res.Epoch.ID)
+			s.observe("put_epoch", start, err)
+			if err != nil {
+				return unavailable("put epoch", eventID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// replay reads eventID's whole ledger and replays it into the queue's
+// store; the last call ends the replay of epoch, and admissions resume once
+// the recovery window is over. Until then nobody new is admitted, however
+// long the durable store takes to answer.
+func (w *Worker) replay(ctx context.Context, eventID, epoch string) error {
+	s := w.svc
+	var entries []Served
+	for cursor := ""; ; {
+		start := time.Now()
+		page, next, err := s.ledger.QueueLedger(ctx, eventID, cursor)
+		s.observe("ledger_read", start, err)
+		if err != nil {
+			return unavailable("ledger read", eventID, err)
+		}
+		entries = append(entries, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	start := time.Now()
+	n, err := s.store.Replay(ctx, ReplayInput{EventID: eventID, Entries: entries, Now: s.clk.Now(), Finish: epoch, Ledger: true})
+	s.observe("replay", start, err)
+	if err != nil {
+		return unavailable("replay", eventID, err)
+	}
+	w.log.Warn("the queue lost the event's state; replayed its ledger", "event", eventID, "entries", len(entries), "restored", n)
+	return nil
 }
 
 // CleanupOnce removes, from every event with a line, queued users whose last

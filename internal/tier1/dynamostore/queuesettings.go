@@ -2,8 +2,12 @@ package dynamostore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -14,20 +18,41 @@ import (
 )
 
 // Tier 2's settings live in the events table too (queue.ConfigStore):
-//   - pk=<eventId>, sk="queue": threshold, open, version. An item of its
-//     own, so Tier 1's event item and its layout migration never see it;
+//   - pk=<eventId>, sk="queue": threshold, open, version, epoch. An item of
+//     its own, so Tier 1's event item and its layout migration never see it;
 //   - pk="#registry", sk="queue-version": v, bumped by every write, so an
-//     instance re-reads all settings only when something changed.
+//     instance re-reads all settings only when something changed, and gen,
+//     a random id set with the first write (queue.SettingsVersion).
+//
+// Tier 2's ledger (queue.Ledger) lives in the positions table, which no
+// settings refresh scans:
+//   - requestId="t2ledger#<eventId>": n, the number of chunks appended;
+//   - requestId="t2ledger#<eventId>#<i>", i = 1…n: entries, a map user id
+//     -> served value (queue.Served.Value), one append's worth (at most
+//     ledgerChunk users).
+//
+// Both kinds of ledger item carry ttl = the last append + ServedRetention.
 
-var _ queue.ConfigStore = (*Store)(nil)
+var (
+	_ queue.ConfigStore = (*Store)(nil)
+	_ queue.Ledger      = (*Store)(nil)
+)
 
 const (
 	skQueue        = "queue"
 	queueVersionSK = "queue-version"
+	ledgerPrefix   = "t2ledger#"
 )
 
 func queueKey(eventID string) itemKey { return itemKey{PK: eventID, SK: skQueue} }
 func queueVersionKey() itemKey        { return itemKey{PK: registryPK, SK: queueVersionSK} }
+
+// ledgerHead and ledgerChunkKey are positions-table keys: '#' never occurs
+// in a random requestId (base64url), so they cannot collide with one.
+func ledgerHead(eventID string) recordKey { return recordKey{RequestID: ledgerPrefix + eventID} }
+func ledgerChunkKey(eventID string, i int64) recordKey {
+	return recordKey{RequestID: ledgerPrefix + eventID + "#" + strconv.FormatInt(i, 10)}
+}
 
 // queueItem is an event's Tier 2 settings item.
 type queueItem struct {
@@ -35,10 +60,17 @@ type queueItem struct {
 	Threshold int64  `dynamodbav:"threshold"`
 	Open      bool   `dynamodbav:"open"`
 	Version   int64  `dynamodbav:"version"`
+	Epoch     string `dynamodbav:"epoch,omitempty"`
 }
 
 func (q queueItem) settings() queue.EventSettings {
-	return queue.EventSettings{Threshold: q.Threshold, Open: q.Open, Version: q.Version}
+	return queue.EventSettings{Threshold: q.Threshold, Open: q.Open, Version: q.Version, Epoch: q.Epoch}
+}
+
+// versionItem is the store-wide version item.
+type versionItem struct {
+	V   int64  `dynamodbav:"v"`
+	Gen string `dynamodbav:"gen"`
 }
 
 // scanAPI is the Scan call QueueSettings needs. The SDK client has it; it
@@ -48,32 +80,30 @@ type scanAPI interface {
 }
 
 // QueueSettingsVersion reads the version item (strongly consistent).
-func (s *Store) QueueSettingsVersion(ctx context.Context) (int64, error) {
-	var v struct {
-		V int64 `dynamodbav:"v"`
-	}
+func (s *Store) QueueSettingsVersion(ctx context.Context) (queue.SettingsVersion, error) {
+	var v versionItem
 	if _, err := s.readItem(ctx, s.cfg.EventsTable, queueVersionKey(), "queue settings version", &v); err != nil {
-		return 0, err
+		return queue.SettingsVersion{}, err
 	}
-	return v.V, nil
+	return queue.SettingsVersion{Generation: v.Gen, N: v.V}, nil
 }
 
 // QueueSettings reads the version, then scans the events table for the
 // settings items (strongly consistent, every page). The table also holds
 // Tier 1's items; the scan reads them and drops them, which is why Settings
 // only calls this when the version moved.
-func (s *Store) QueueSettings(ctx context.Context) (map[string]queue.EventSettings, int64, error) {
+func (s *Store) QueueSettings(ctx context.Context) (map[string]queue.EventSettings, queue.SettingsVersion, error) {
 	v, err := s.QueueSettingsVersion(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, queue.SettingsVersion{}, err
 	}
 	sc, ok := s.db.(scanAPI)
 	if !ok {
-		return nil, 0, errors.New("dynamostore: queue settings: the DynamoDB client cannot Scan")
+		return nil, queue.SettingsVersion{}, errors.New("dynamostore: queue settings: the DynamoDB client cannot Scan")
 	}
 	vals, err := attributevalue.MarshalMap(map[string]any{":q": skQueue})
 	if err != nil {
-		return nil, 0, fmt.Errorf("dynamostore: queue settings: %w", err)
+		return nil, queue.SettingsVersion{}, fmt.Errorf("dynamostore: queue settings: %w", err)
 	}
 	out := map[string]queue.EventSettings{}
 	in := &dynamodb.ScanInput{
@@ -85,11 +115,11 @@ func (s *Store) QueueSettings(ctx context.Context) (map[string]queue.EventSettin
 	for {
 		page, err := sc.Scan(ctx, in)
 		if err != nil {
-			return nil, 0, wrap("queue settings", err)
+			return nil, queue.SettingsVersion{}, wrap("queue settings", err)
 		}
 		var items []queueItem
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, 0, fmt.Errorf("dynamostore: queue settings: %w", err)
+			return nil, queue.SettingsVersion{}, fmt.Errorf("dynamostore: queue settings: %w", err)
 		}
 		for _, it := range items {
 			out[it.PK] = it.settings()
@@ -101,63 +131,294 @@ func (s *Store) QueueSettings(ctx context.Context) (map[string]queue.EventSettin
 	}
 }
 
-// PutQueueSettings bumps the version item, then writes the event's settings
-// item with that version, unless a write with a newer version got there
-// first (then that one is returned). A failure between the two writes only
-// leaves a version with no change behind: the next refresh reads once more.
-func (s *Store) PutQueueSettings(ctx context.Context, eventID string, es queue.EventSettings) (queue.EventSettings, error) {
-	tbl := aws.String(s.cfg.EventsTable)
+// bumpQueueVersion adds one to the store-wide version, setting the
+// generation if the store has none, and returns the new version.
+func (s *Store) bumpQueueVersion(ctx context.Context, what string) (int64, error) {
 	vKey, err := attributevalue.MarshalMap(queueVersionKey())
 	if err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: put queue settings %s: %w", eventID, err)
+		return 0, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
-	one, err := attributevalue.MarshalMap(map[string]any{":one": 1})
+	vals, err := attributevalue.MarshalMap(map[string]any{":one": 1, ":g": rand.Text()})
 	if err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: put queue settings %s: %w", eventID, err)
+		return 0, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
 	bumped, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: tbl, Key: vKey, UpdateExpression: aws.String("ADD v :one"),
-		ExpressionAttributeValues: one, ReturnValues: types.ReturnValueUpdatedNew,
+		TableName: aws.String(s.cfg.EventsTable), Key: vKey,
+		UpdateExpression:          aws.String("ADD v :one SET gen = if_not_exists(gen, :g)"),
+		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueUpdatedNew,
 	})
 	if err != nil {
-		return queue.EventSettings{}, wrap("put queue settings "+eventID, err)
+		return 0, wrap(what, err)
 	}
-	var nv struct {
-		V int64 `dynamodbav:"v"`
-	}
+	var nv versionItem
 	if err := attributevalue.UnmarshalMap(bumped.Attributes, &nv); err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: put queue settings %s: %w", eventID, err)
+		return 0, fmt.Errorf("dynamostore: %s: %w", what, err)
+	}
+	return nv.V, nil
+}
+
+// PutQueueSettings bumps the version item, then writes the event's
+// threshold and open with that version (keeping its epoch), unless a write
+// with a newer version got there first (then that one is returned). A
+// failure between the two writes only leaves a version with no change
+// behind: the next refresh reads once more.
+func (s *Store) PutQueueSettings(ctx context.Context, eventID string, es queue.EventSettings) (queue.EventSettings, error) {
+	what := "put queue settings " + eventID
+	v, err := s.bumpQueueVersion(ctx, what)
+	if err != nil {
+		return queue.EventSettings{}, err
 	}
 	key, err := attributevalue.MarshalMap(queueKey(eventID))
 	if err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: put queue settings %s: %w", eventID, err)
+		return queue.EventSettings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
-	vals, err := attributevalue.MarshalMap(map[string]any{":t": es.Threshold, ":o": es.Open, ":v": nv.V})
+	vals, err := attributevalue.MarshalMap(map[string]any{":t": es.Threshold, ":o": es.Open, ":v": v})
 	if err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: put queue settings %s: %w", eventID, err)
+		return queue.EventSettings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: tbl, Key: key,
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.cfg.EventsTable), Key: key,
 		UpdateExpression:          aws.String("SET threshold = :t, #o = :o, version = :v"),
 		ConditionExpression:       aws.String("attribute_not_exists(version) OR version < :v"),
 		ExpressionAttributeNames:  map[string]string{"#o": "open"},
 		ExpressionAttributeValues: vals,
+		ReturnValues:              types.ReturnValueAllNew,
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return s.queueSettingsOf(ctx, eventID)
+	if conditionFailed(err) {
+		got, _, err := s.queueSettingsOf(ctx, eventID)
+		return got, err
 	}
 	if err != nil {
-		return queue.EventSettings{}, wrap("put queue settings "+eventID, err)
+		return queue.EventSettings{}, wrap(what, err)
 	}
-	return queue.EventSettings{Threshold: es.Threshold, Open: es.Open, Version: nv.V}, nil
+	var it queueItem
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return queue.EventSettings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
+	}
+	return it.settings(), nil
+}
+
+// PutQueueEpoch bumps the version item, then writes the epoch of a stored
+// event with that version. Should a newer write win the race, the epoch is
+// still written, under that write's version.
+func (s *Store) PutQueueEpoch(ctx context.Context, eventID, epoch string) (queue.EventSettings, bool, error) {
+	what := "put queue epoch " + eventID
+	v, err := s.bumpQueueVersion(ctx, what)
+	if err != nil {
+		return queue.EventSettings{}, false, err
+	}
+	key, err := attributevalue.MarshalMap(queueKey(eventID))
+	if err != nil {
+		return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
+	}
+	for _, newer := range []bool{false, true} {
+		in := &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.cfg.EventsTable), Key: key,
+			UpdateExpression:    aws.String("SET epoch = :e, version = :v"),
+			ConditionExpression: aws.String("attribute_exists(pk) AND version < :v"),
+			ReturnValues:        types.ReturnValueAllNew,
+		}
+		vals := map[string]any{":e": epoch, ":v": v}
+		if newer {
+			in.UpdateExpression, in.ConditionExpression = aws.String("SET epoch = :e"), aws.String("attribute_exists(pk)")
+			delete(vals, ":v")
+		}
+		if in.ExpressionAttributeValues, err = attributevalue.MarshalMap(vals); err != nil {
+			return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		out, err := s.db.UpdateItem(ctx, in)
+		if conditionFailed(err) {
+			if _, found, err := s.queueSettingsOf(ctx, eventID); err != nil || !found {
+				return queue.EventSettings{}, false, err
+			}
+			continue
+		}
+		if err != nil {
+			return queue.EventSettings{}, false, wrap(what, err)
+		}
+		var it queueItem
+		if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+			return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		return it.settings(), true, nil
+	}
+	return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: the item changed twice meanwhile", what)
+}
+
+// RestoreQueueSettings writes each event absent from the table under a
+// new version, with a condition that it still is absent.
+func (s *Store) RestoreQueueSettings(ctx context.Context, all map[string]queue.EventSettings) (int, error) {
+	n := 0
+	for ev, es := range all {
+		what := "restore queue settings " + ev
+		v, err := s.bumpQueueVersion(ctx, what)
+		if err != nil {
+			return n, err
+		}
+		item, err := attributevalue.MarshalMap(queueItem{PK: ev, Threshold: es.Threshold, Open: es.Open, Version: v, Epoch: es.Epoch})
+		if err != nil {
+			return n, fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		item[attrSK] = &types.AttributeValueMemberS{Value: skQueue}
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(s.cfg.EventsTable), Item: item,
+			ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		})
+		if conditionFailed(err) {
+			continue
+		}
+		if err != nil {
+			return n, wrap(what, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // queueSettingsOf reads one event's settings item (strongly consistent).
-func (s *Store) queueSettingsOf(ctx context.Context, eventID string) (queue.EventSettings, error) {
+func (s *Store) queueSettingsOf(ctx context.Context, eventID string) (queue.EventSettings, bool, error) {
 	var it queueItem
-	if _, err := s.readItem(ctx, s.cfg.EventsTable, queueKey(eventID), "queue settings "+eventID, &it); err != nil {
-		return queue.EventSettings{}, err
+	found, err := s.readItem(ctx, s.cfg.EventsTable, queueKey(eventID), "queue settings "+eventID, &it)
+	if err != nil {
+		return queue.EventSettings{}, false, err
 	}
-	return it.settings(), nil
+	return it.settings(), found, nil
+}
+
+// ledgerChunk bounds the users one ledger item holds (about 40 KB).
+const ledgerChunk = 1000
+
+// ledgerReadBatch is how many chunks one QueueLedger page reads (one
+// BatchGetItem, well under its 16 MB limit).
+const ledgerReadBatch = 25
+
+type ledgerHeadItem struct {
+	N int64 `dynamodbav:"n"`
+}
+
+type ledgerChunkItem struct {
+	Entries map[string]string `dynamodbav:"entries"`
+}
+
+// AppendQueueLedger takes the next chunk number from the ledger's head
+// item (ADD n 1) and writes the entries under it, ledgerChunk users per
+// chunk. A failure between the two leaves a gap the reader skips; the
+// caller appends the entries again.
+func (s *Store) AppendQueueLedger(ctx context.Context, eventID string, entries []queue.Served, now time.Time) error {
+	what := "append queue ledger " + eventID
+	ttl := now.Add(queue.ServedRetention).Unix()
+	for len(entries) > 0 {
+		part := entries[:min(len(entries), ledgerChunk)]
+		entries = entries[len(part):]
+		head, err := attributevalue.MarshalMap(ledgerHead(eventID))
+		if err != nil {
+			return fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		vals, err := attributevalue.MarshalMap(map[string]any{":one": 1, ":ttl": ttl})
+		if err != nil {
+			return fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.cfg.PositionsTable), Key: head,
+			UpdateExpression:          aws.String("ADD n :one SET #ttl = :ttl"),
+			ExpressionAttributeNames:  map[string]string{"#ttl": attrTTL},
+			ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueUpdatedNew,
+		})
+		if err != nil {
+			return wrap(what, err)
+		}
+		var h ledgerHeadItem
+		if err := attributevalue.UnmarshalMap(out.Attributes, &h); err != nil {
+			return fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		m := make(map[string]string, len(part))
+		for _, e := range part {
+			m[e.UserID] = e.Value() // within one append, the later entry wins
+		}
+		item, err := attributevalue.MarshalMap(struct {
+			recordKey
+			ledgerChunkItem
+			TTL int64 `dynamodbav:"ttl"`
+		}{ledgerChunkKey(eventID, h.N), ledgerChunkItem{Entries: m}, ttl})
+		if err != nil {
+			return fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.cfg.PositionsTable), Item: item}); err != nil {
+			return wrap(what, err)
+		}
+	}
+	return nil
+}
+
+// QueueLedger reads ledgerReadBatch chunks from the cursor (the next chunk
+// number, "" for 1) in one BatchGetItem, in chunk order; chunks missing (a
+// failed append) are skipped.
+func (s *Store) QueueLedger(ctx context.Context, eventID, cursor string) ([]queue.Served, string, error) {
+	what := "queue ledger " + eventID
+	from := int64(1)
+	if cursor != "" {
+		var err error
+		if from, err = strconv.ParseInt(cursor, 10, 64); err != nil || from < 1 {
+			return nil, "", fmt.Errorf("dynamostore: %s: bad cursor %q", what, cursor)
+		}
+	}
+	var h ledgerHeadItem
+	if _, err := s.readItem(ctx, s.cfg.PositionsTable, ledgerHead(eventID), what, &h); err != nil {
+		return nil, "", err
+	}
+	to := min(h.N, from+ledgerReadBatch-1)
+	if from > to {
+		return nil, "", nil
+	}
+	keys := make([]map[string]types.AttributeValue, 0, to-from+1)
+	for i := from; i <= to; i++ {
+		k, err := attributevalue.MarshalMap(ledgerChunkKey(eventID, i))
+		if err != nil {
+			return nil, "", fmt.Errorf("dynamostore: %s: %w", what, err)
+		}
+		keys = append(keys, k)
+	}
+	chunks := map[int64]map[string]string{}
+	req := map[string]types.KeysAndAttributes{s.cfg.PositionsTable: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	for len(req) > 0 {
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return nil, "", wrap(what, err)
+		}
+		for _, raw := range out.Responses[s.cfg.PositionsTable] {
+			var it struct {
+				recordKey
+				ledgerChunkItem
+			}
+			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
+				return nil, "", fmt.Errorf("dynamostore: %s: %w", what, err)
+			}
+			i, err := strconv.ParseInt(it.RequestID[len(ledgerHead(eventID).RequestID)+1:], 10, 64)
+			if err != nil {
+				return nil, "", fmt.Errorf("dynamostore: %s: chunk key %q", what, it.RequestID)
+			}
+			chunks[i] = it.Entries
+		}
+		req = out.UnprocessedKeys
+	}
+	order := make([]int64, 0, len(chunks))
+	for i := range chunks {
+		order = append(order, i)
+	}
+	sort.Slice(order, func(a, b int) bool { return order[a] < order[b] })
+	var entries []queue.Served
+	for _, i := range order {
+		for uid, v := range chunks[i] {
+			e, err := queue.ParseServed(uid, v)
+			if err != nil {
+				return nil, "", fmt.Errorf("dynamostore: %s: %w", what, err)
+			}
+			entries = append(entries, e)
+		}
+	}
+	next := ""
+	if to < h.N {
+		next = strconv.FormatInt(to+1, 10)
+	}
+	return entries, next, nil
 }

@@ -126,10 +126,16 @@ func Open(cfg Config, opts Options) (*App, error) {
 		}
 		a.Settings = queue.NewSettings(cs, cfg.SettingsRefresh.D(), a.jobLog.With("component", "settings"))
 		a.Service.UseSettings(a.Settings)
+		if l, ok := cs.(queue.Ledger); ok {
+			// The settings store keeps each event's served record and
+			// epoch too: promises hold across losing Redis and every instance.
+			a.Service.UseLedger(l)
+		}
 	}
 	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), a.jobLog.With("component", "worker"))
 	a.API = httpapi.New(a.Service, httpapi.Config{
 		Tier1Keys:    a.Tier1Keys,
+		EntryKeys:    a.EntryKeys,
 		UserHeader:   cfg.UserHeader,
 		AdminToken:   cfg.AdminToken,
 		CookieSecure: cfg.CookieSecure,

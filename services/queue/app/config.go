@@ -40,6 +40,7 @@ type Config struct {
 	WorkerParallelism    envconf.Positive `env:"QUEUE_WORKER_PARALLELISM"`
 	EntryTokenTTL        envconf.Seconds  `env:"QUEUE_ENTRY_TOKEN_TTL_SECONDS"`
 	RecoveryWindow       envconf.Seconds  `env:"QUEUE_RECOVERY_WINDOW_SECONDS"`
+	ActiveIdle           envconf.Seconds  `env:"QUEUE_ACTIVE_IDLE_SECONDS"`
 
 	// OpenEvents keeps the drop-in behaviour: any valid event id is an
 	// event and its threshold override lives in the queue's Redis (lost
@@ -87,6 +88,7 @@ func (c Config) Queue() queue.Config {
 		AdmissionBatchSize: int64(c.AdmissionBatchSize),
 		EntryTokenTTL:      c.EntryTokenTTL.D(),
 		RecoveryWindow:     c.RecoveryWindow.D(),
+		ActiveIdle:         c.ActiveIdle.D(),
 	}.WithDefaults()
 }
 

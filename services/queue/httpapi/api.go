@@ -24,7 +24,7 @@ import (
 type Queue interface {
 	Check(ctx context.Context, eventID string, who queue.Identity) (queue.View, error)
 	Status(ctx context.Context, eventID string, who queue.Identity) (queue.View, error)
-	Leave(ctx context.Context, eventID, userID string) (bool, error)
+	Leave(ctx context.Context, eventID string, who queue.Identity) (bool, error)
 	SetThreshold(ctx context.Context, eventID string, n int64) error
 	Stats(ctx context.Context, eventID string) (queue.Stats, error)
 	Ranking(ctx context.Context, period string, limit int) ([]queue.RankEntry, error)
@@ -45,6 +45,9 @@ const (
 type Config struct {
 	// Tier1Keys verify Tier 1 passes. Nil means no pass is ever accepted.
 	Tier1Keys *token.KeyRing
+	// EntryKeys verify entry tokens, which alone identify a holder renewing
+	// their slot (status, heartbeat). Nil: only passes and the header do.
+	EntryKeys *token.KeyRing
 	// UserHeader, when set, names a header carrying the user id, trusted
 	// because an authenticating gateway in front of the service sets it.
 	UserHeader string

@@ -26,6 +26,10 @@ func failure(err error) *jsonhttp.Error {
 	if e, ok := jsonhttp.As(err); ok {
 		return e
 	}
+	var gone *queue.GoneError
+	if errors.As(err, &gone) {
+		return &jsonhttp.Error{Status: http.StatusGone, Code: gone.Reason, Message: goneMessages[gone.Reason]}
+	}
 	switch {
 	case errors.Is(err, queue.ErrInvalidEvent):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_event_id", Message: "event id must match " + ids.Pattern}
@@ -42,6 +46,13 @@ func failure(err error) *jsonhttp.Error {
 	default:
 		return jsonhttp.ErrInternal
 	}
+}
+
+// goneMessages explain a 410 to a renewal, by its code (queue.Done*).
+var goneMessages = map[string]string{
+	queue.DoneLeft:      "you left: this entry token no longer renews; join again through the waiting room",
+	queue.DoneSlotEnded: "your slot has ended; join again through the waiting room",
+	queue.DoneIdle:      "your slot was freed after no heartbeat for too long; join again through the waiting room",
 }
 
 // fail writes the answer for err and hands the cause to the request log.

@@ -29,6 +29,11 @@ type viewBody struct {
 	Threshold     int64  `json:"threshold"`
 	EntryToken    string `json:"entryToken,omitempty"`
 	ExpiresAt     string `json:"expiresAt,omitempty"`
+	// TokenExpiresAt is when this entry token expires: renew (heartbeat)
+	// well before, up to expiresAt, the slot's end.
+	TokenExpiresAt string `json:"tokenExpiresAt,omitempty"`
+	// Code says why, with status "done": left, slot_ended or idle.
+	Code string `json:"code,omitempty"`
 	// Recovering: the queue lost its state and admits nobody new until
 	// recoveringUntil, while the line rebuilds (docs/tier2-store.md).
 	Recovering      bool   `json:"recovering"`
@@ -49,13 +54,14 @@ func eventID(r *http.Request) (string, error) {
 }
 
 // visitor reads and validates what every visitor endpoint needs: the event
-// from the path and who is asking. Nothing is touched before both pass.
-func (a *API) visitor(w http.ResponseWriter, r *http.Request) (string, queue.Identity, error) {
+// from the path and who is asking (renewal: see identify). Nothing is
+// touched before both pass.
+func (a *API) visitor(w http.ResponseWriter, r *http.Request, renewal bool) (string, queue.Identity, error) {
 	ev, err := eventID(r)
 	if err != nil {
 		return "", queue.Identity{}, err
 	}
-	who, err := a.identify(r, ev)
+	who, err := a.identify(r, ev, renewal)
 	if err != nil {
 		return "", queue.Identity{}, err
 	}
@@ -64,7 +70,7 @@ func (a *API) visitor(w http.ResponseWriter, r *http.Request) (string, queue.Ide
 }
 
 func (a *API) check(w http.ResponseWriter, r *http.Request) error {
-	ev, who, err := a.visitor(w, r)
+	ev, who, err := a.visitor(w, r, false)
 	if err != nil {
 		return err
 	}
@@ -77,9 +83,11 @@ func (a *API) check(w http.ResponseWriter, r *http.Request) error {
 }
 
 // status serves status and heartbeat: both refresh the heartbeat and answer
-// the seed's 200 "not_in_queue" to someone neither queued nor active.
+// the seed's 200 "not_in_queue" to someone neither queued nor active. A
+// renewal from a holder whose slot is over (left, idle, ended) is 410 with
+// the reason as its code, and the entry cookie is cleared.
 func (a *API) status(w http.ResponseWriter, r *http.Request) error {
-	ev, who, err := a.visitor(w, r)
+	ev, who, err := a.visitor(w, r, true)
 	if err != nil {
 		return err
 	}
@@ -87,6 +95,9 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, queue.ErrNotQueued) {
 		a.writeNotInQueue(w, ev)
 		return nil
+	}
+	if errors.Is(err, queue.ErrGone) {
+		a.clearEntryCookie(w)
 	}
 	if err != nil {
 		return err
@@ -96,23 +107,28 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) leave(w http.ResponseWriter, r *http.Request) error {
-	ev, who, err := a.visitor(w, r)
+	ev, who, err := a.visitor(w, r, false)
 	if err != nil {
 		return err
 	}
-	removed, err := a.q.Leave(r.Context(), ev, who.UserID)
+	removed, err := a.q.Leave(r.Context(), ev, who)
 	if err != nil {
 		return err
 	}
 	// The entry cookie is useless once the slot is gone; clear it.
-	http.SetCookie(w, &http.Cookie{Name: EntryCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: a.cfg.CookieSecure})
+	a.clearEntryCookie(w)
 	jsonhttp.WriteJSON(w, http.StatusOK, struct {
 		Message string `json:"message"`
 		EventID string `json:"eventId"`
 		Removed bool   `json:"removed"`
 	}{"Left queue", ev, removed})
 	return nil
+}
+
+// clearEntryCookie tells the browser to drop the entry token.
+func (a *API) clearEntryCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: EntryCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: a.cfg.CookieSecure})
 }
 
 func (a *API) writeView(w http.ResponseWriter, v queue.View) {
@@ -134,9 +150,13 @@ func (a *API) writeView(w http.ResponseWriter, v queue.View) {
 		body.Recovering = true
 		body.RecoveringUntil = v.RecoveringUntil.UTC().Format(time.RFC3339)
 	}
+	if v.Status == queue.StatusDone {
+		body.Code = v.Done
+	}
 	if v.Status == queue.StatusActive && v.EntryToken != "" {
 		body.EntryToken = v.EntryToken
 		body.ExpiresAt = v.ExpiresAt.UTC().Format(time.RFC3339)
+		body.TokenExpiresAt = v.TokenExpiresAt.UTC().Format(time.RFC3339)
 		// Max-Age is what is left of the token, so the cookie dies with it;
 		// each renewal (check or heartbeat) sets it again.
 		left := int(math.Ceil(v.TokenExpiresAt.Sub(a.now()).Seconds()))

@@ -29,14 +29,14 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b3: %v", r)
 	}
 	before := b.dumpMatching(t, "*{"+evB+"}*")
-	if len(before) != 5 { // queue, active, admissions, rank-pending, epoch
+	if len(before) != 7 { // queue, active, admissions, rank-pending, epoch, served, header
 		t.Fatalf("setup: b has %d keys: %v", len(before), before)
 	}
 
 	key := func(suffix string) string { return b.prefix + "{" + evB + "}:" + suffix }
 	hostile := []string{
 		"{" + evB + "}:queue *?[]\"\\ x",
-		key("queue"), key("active"), key("swept"), key("threshold"), key("restored"), b.prefix + "queue:active-events",
+		key("queue"), key("active"), key("swept"), key("threshold"), key("served"), key("unlogged"), key("header"), b.prefix + "queue:active-events",
 		"*", "[a-z]?", "\\\"", "{}", "' or 1=1 --", "]] .. redis.call('FLUSHALL') .. [[",
 		"알리스 {" + evB + "}", strings.Repeat("}", 256),
 	}
@@ -85,11 +85,25 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b's keys changed:\nbefore %q\nafter  %q", before, after)
 	}
 	// Everyone left a: only the admission record (rate window and the
-	// ranking count no worker has drained yet) and the epoch are left, in
-	// a's slot.
+	// ranking count no worker has drained yet), the epoch and the record of
+	// who was served are left, in a's slot.
 	got := b.dumpMatching(t, "*{"+evA+"}*")
-	if len(got) != 3 || got[b.prefix+"{"+evA+"}:epoch"] == "" || got[b.prefix+"{"+evA+"}:admissions"] == "" || got[b.prefix+"{"+evA+"}:rank-pending"] == "" {
+	if len(got) != 4 || got[b.prefix+"{"+evA+"}:epoch"] == "" || got[b.prefix+"{"+evA+"}:admissions"] == "" ||
+		got[b.prefix+"{"+evA+"}:rank-pending"] == "" || got[b.prefix+"{"+evA+"}:served"] == "" {
 		t.Fatalf("a's keys after everyone left: %q", got)
+	}
+	// Every pass that left is done; of the header users only the one who
+	// held a slot is on record. The ids are fields, nothing else.
+	served, err := b.rdb.HGetAll(context.Background(), b.prefix+"{"+evA+"}:served").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{hostile[0]: "hL"}
+	for i := 1; i < len(hostile); i += 2 {
+		want[hostile[i]] = "pL"
+	}
+	if fmt.Sprint(served) != fmt.Sprint(want) {
+		t.Fatalf("served %q, want %q", served, want)
 	}
 	members, err := b.rdb.ZRange(context.Background(), b.prefix+"{"+evA+"}:admissions", 0, -1).Result()
 	if err != nil || len(members) != 1 || !strings.HasSuffix(members[0], ":"+hostile[0]) {

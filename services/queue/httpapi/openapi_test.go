@@ -121,6 +121,30 @@ func withPass(uid string, pos int64) func(*testing.T, *testBundle, string) http.
 	return func(t *testing.T, b *testBundle, ev string) http.Header { return bearer(b.pass(t, ev, uid, pos)) }
 }
 
+// admittedThenLeft checks uid in with a pass (a direct entry), keeps the
+// entry token it got, leaves, and returns the pass (unless entryOnly) and
+// the token's cookie: a leaver coming back.
+func admittedThenLeft(uid string, pos int64, leave, entryOnly bool) func(*testing.T, *testBundle, string) http.Header {
+	return func(t *testing.T, b *testBundle, ev string) http.Header {
+		t.Helper()
+		pass := bearer(b.pass(t, ev, uid, pos))
+		r := b.do(t, "POST", "/api/queue/check/"+ev, pass, nil)
+		if r.status != 200 || r.cookie == nil {
+			t.Fatalf("arranging: check %s = %v", uid, r)
+		}
+		if leave {
+			if l := b.do(t, "POST", "/api/queue/leave/"+ev, pass, nil); l.status != 200 {
+				t.Fatalf("arranging: leave %s = %v", uid, l)
+			}
+		}
+		h := http.Header{"Cookie": {httpapi.EntryCookie + "=" + r.cookie.Value}}
+		if !entryOnly {
+			h.Set("Authorization", pass.Get("Authorization"))
+		}
+		return h
+	}
+}
+
 func withHdr(h http.Header) func(*testing.T, *testBundle, string) http.Header {
 	return func(*testing.T, *testBundle, string) http.Header { return h }
 }
@@ -148,6 +172,15 @@ func wantStatus(status string, cookie bool) func(*testing.T, reply) {
 		t.Helper()
 		if r.str("status") != status || (r.cookie != nil) != cookie {
 			t.Fatalf("want status %q with entry cookie %v, got %v (Set-Cookie %q)", status, cookie, r, r.header.Get("Set-Cookie"))
+		}
+	}
+}
+
+func wantDone(code string) func(*testing.T, reply) {
+	return func(t *testing.T, r reply) {
+		t.Helper()
+		if r.str("status") != "done" || r.str("code") != code || r.cookie != nil {
+			t.Fatalf("want done (%s) without an entry cookie, got %v", code, r)
 		}
 	}
 }
@@ -205,6 +238,13 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "status stranger", method: "GET", path: "/api/queue/status/{ev}", hdr: asUser("u9"), status: 200, want: wantStatus("not_in_queue", false)},
 		{name: "heartbeat queued", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: asUser("u2"), before: then(checkIn("u1"), checkIn("u2")), status: 200, want: wantStatus("queued", false)},
 		{name: "heartbeat stranger", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: asUser("u9"), status: 200, want: wantStatus("not_in_queue", false)},
+		{name: "check a served pass", method: "POST", path: "/api/queue/check/{ev}", hdr: admittedThenLeft("p4", 4, true, false), status: 200, want: wantDone("left")},
+		{name: "status of a served pass", method: "GET", path: "/api/queue/status/{ev}", hdr: func(t *testing.T, b *testBundle, ev string) http.Header {
+			h := admittedThenLeft("p5", 5, true, false)(t, b, ev)
+			h.Del("Cookie") // the page that left has no entry cookie any more
+			return h
+		}, status: 200, want: wantDone("left")},
+		{name: "heartbeat with the entry cookie alone", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: admittedThenLeft("p6", 6, false, true), status: 200, want: wantStatus("active", true)},
 		{name: "leave active", method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u1"), before: checkIn("u1"), status: 200, want: wantRemoved(true)},
 		{name: "leave stranger", method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u9"), status: 200, want: wantRemoved(false)},
 		{name: "set threshold", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":5}`, status: 200},
@@ -265,6 +305,10 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "threshold basic scheme", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: withHdr(http.Header{"Authorization": {"Basic " + adminToken}}), body: `{"threshold":5}`, status: 401, code: "unauthorized", specRejects: true},
 		{name: "stats wrong admin token", method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: withHdr(bearer(adminToken + "x")), status: 401, code: "unauthorized"},
 		{name: "ranking wrong admin token", method: "GET", path: "/api/queue/admin/ranking", hdr: withHdr(bearer("x")), status: 401, code: "unauthorized"},
+
+		// 410s: a leaver's token renews no more.
+		{name: "heartbeat after leaving", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: admittedThenLeft("p7", 7, true, false), status: 410, code: "left"},
+		{name: "status after leaving, token alone", method: "GET", path: "/api/queue/status/{ev}", hdr: admittedThenLeft("p8", 8, true, true), status: 410, code: "left"},
 
 		// 404s
 		{name: "unknown path", method: "GET", path: "/api/queue/nope", hdr: asUser("u1"), status: 404, code: "not_found", unrouted: true},

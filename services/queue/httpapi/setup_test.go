@@ -111,6 +111,7 @@ func setup(t *testing.T, o options) *testBundle {
 	b.svc.SetObserver(b.metrics)
 	b.api = httpapi.New(b.svc, httpapi.Config{
 		Tier1Keys:    tier1,
+		EntryKeys:    entry,
 		UserHeader:   o.userHeader,
 		AdminToken:   o.adminToken,
 		CookieSecure: o.cookieSecure,

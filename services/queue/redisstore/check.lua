@@ -1,18 +1,20 @@
 -- check.lua: join a user to an event's line, or refresh them.
 --
 -- KEYS[1] -> {E}:queue        ZSET uid -> line score: base (Tier 1 position or arrival ms) × 1024 + heartbeat tick (lib.lua)
--- KEYS[2] -> {E}:active       ZSET uid -> expiry ms
+-- KEYS[2] -> {E}:active       ZSET uid -> free-at ms: the slot's end, or sooner once the holder stops showing up (lib.lua seen)
 -- KEYS[3] -> {E}:swept        HASH what the last stale sweep found (cleanup.lua)
 -- KEYS[4] -> {E}:threshold    STRING per-event threshold
 -- KEYS[5] -> {E}:admissions   ZSET "ms:uid" -> admission ms
 -- KEYS[6] -> {E}:rank-pending HASH unix second -> admissions not yet ranked
 -- KEYS[7] -> {E}:retired      STRING tombstone left by the worker's retire
--- KEYS[8] -> {E}:epoch        HASH id, born, until: loss detection (lib.lua epoch_of)
--- KEYS[9] -> {E}:restored     HASH uid -> slot end ms: put back after a loss, unclaimed (restore.lua)
+-- KEYS[8] -> {E}:epoch        HASH id, born, until, replay: loss detection (lib.lua epoch_of)
+-- KEYS[9] -> {E}:served       HASH uid -> served value: whom the event let in, and who left (lib.lua)
+-- KEYS[10] -> {E}:unlogged    HASH uid -> served value not yet in the durable ledger
+-- KEYS[11] -> {E}:header      SET waiters named by a trusted header (not a Tier 1 pass)
 -- ARGV[1] -> user id
 -- ARGV[2] -> line base (Tier 1 position, or arrival ms)
 -- ARGV[3] -> now, unix ms
--- ARGV[4] -> active TTL ms
+-- ARGV[4] -> active TTL ms (the length of a slot)
 -- ARGV[5] -> default threshold
 -- ARGV[6] -> rate window ms
 -- ARGV[7] -> '1': ARGV[5] is the event's threshold and KEYS[4] is ignored;
@@ -21,53 +23,77 @@
 -- ARGV[9] -> a fresh epoch id, used when the epoch is missing
 -- ARGV[10] -> recovery window ms
 -- ARGV[11] -> slot end ms of a valid entry token the user presented, or 0
+-- ARGV[12] -> 'p': the user came with a Tier 1 pass; 'h': named by a header
+-- ARGV[13] -> idle limit ms: a holder who shows up no more frees the slot then
+-- ARGV[14] -> '1' with the durable ledger on: note changes in KEYS[10]
+-- ARGV[15] -> how long the served record outlives its last change, ms
+-- ARGV[16] -> '1' for a renewal (a status or heartbeat with an entry
+--             token): a holder is counted back as above, but nobody joins
+--             or is admitted; the reply's status is then ""
 --
--- Already queued: refresh the heartbeat. Already active: nothing changes (the
--- expiry never moves), except that a user put back after a loss claims its
--- slot's full end (lib.lua claimed). During a recovery window (see epoch_of) nobody new is
--- admitted, but a token holder missing from active is counted back into it
--- until ARGV[11]. Otherwise, line empty and fewer than threshold active:
--- activate until now + TTL. Otherwise queue with ARGV[2] as the base.
+-- Already queued: refresh the heartbeat. Already active: the user showed
+-- up (lib.lua seen: the idle limit starts again; a user put back after a
+-- loss claims its slot). During a recovery window (see epoch_of) nobody new
+-- is admitted, but a token holder missing from active who has not left is
+-- counted back into it until ARGV[11]. Otherwise, a pass already served
+-- (admitted once, or left) is done: status "done" with the reason, and
+-- nothing changes. Otherwise, line empty and fewer than threshold active:
+-- activate until now + TTL. Otherwise queue with ARGV[2] as the base (a
+-- header user served before joins again this way, at the back).
 --
--- Returns {status ("queued"|"active"), activated (0|1), rank (0-based),
--- queue size, active count, threshold, admissions in window, expiry ms (0
--- when queued), relist (the retired tombstone's token, or "" when there is
--- none), epoch id, recovering until ms, first admission in the rate window
--- ms (queued replies only) or 0}. With a token the caller must SADD the event to the active set
--- again and then clear the tombstone with release.lua. The tombstone stays
--- until then, so every check that runs before the event is listed again
--- relists it itself.
+-- Returns lib.lua's view: {status ("queued"|"active"|"done", or "" for a
+-- renewal not counted back), activated
+-- (0|1), rank (0-based), queue size, active count, threshold, admissions in
+-- window, slot end ms (0 unless active), relist (the retired tombstone's
+-- token, or "" when there is none), epoch id, recovering until ms, first
+-- admission in the rate window ms (queued replies only) or 0, done reason
+-- or ""}. With a relist token the caller must SADD the event to the active
+-- set again and then clear the tombstone with release.lua. The tombstone
+-- stays until then, so every check that runs before the event is listed
+-- again relists it itself.
 local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
+local kind, idle, ledger, retain = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonumber(ARGV[15])
+local renewal = ARGV[16] == '1'
 drop_expired(KEYS[2], now)
 local th = threshold_of(KEYS[4], ARGV[5], ARGV[7])
-local eid, untl = epoch_of(KEYS[8], ARGV[8], ARGV[9], now, tonumber(ARGV[10]))
+local eid, untl = epoch_of(KEYS[8], ARGV[8], ARGV[9], now, tonumber(ARGV[10]), ledger)
 local recovering = now < untl
 local holder = tonumber(ARGV[11]) or 0
 
-local status, activated, rank, expires = 'queued', 0, 0, 0
+local status, activated, rank, expires, done = 'queued', 0, 0, 0, ''
 local sc = redis.call('ZSCORE', KEYS[1], uid)
 if sc then
   heartbeat(KEYS[1], uid, tonumber(sc), now)
   rank = redis.call('ZRANK', KEYS[1], uid)
 else
   local exp = redis.call('ZSCORE', KEYS[2], uid)
+  local served = redis.call('HGET', KEYS[9], uid)
+  local back = holder
+  if slot_of(served) then back = math.min(back, slot_of(served)) end
   if exp then
-    status, expires = 'active', claimed(KEYS[2], KEYS[9], uid, tonumber(exp))
-  elseif recovering and holder > now then
+    status, expires = 'active', seen(KEYS, uid, tonumber(exp), now, idle)
+  elseif recovering and back > now and not is_left(served) then
     -- Admitted before the loss: counted again, not admitted anew.
-    status, expires = 'active', holder
-    redis.call('ZADD', KEYS[2], holder, uid)
+    status, expires = 'active', back
+    redis.call('ZADD', KEYS[2], math.min(back, now + idle), uid)
+    if not served then note_served(KEYS, uid, kind .. back, ledger, retain) end
+  elseif renewal then
+    status = ''
+    if served then done = done_reason(served, now) end
+  elseif served and kind == 'p' then
+    status, done = 'done', done_reason(served, now)
   elseif not recovering and redis.call('ZCARD', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[2]) < th then
     status, activated, expires = 'active', 1, now + tonumber(ARGV[4])
-    redis.call('ZADD', KEYS[2], expires, uid)
+    activate(KEYS, uid, kind, now, expires, idle, ledger, retain)
     record_admission(KEYS[5], KEYS[6], uid, now, since)
   else
     redis.call('ZADD', KEYS[1], line_score(ARGV[2], now), uid)
+    if kind == 'h' then redis.call('SADD', KEYS[11], uid) end
     rank = redis.call('ZRANK', KEYS[1], uid)
   end
 end
 
 local relist = redis.call('GET', KEYS[7]) or ''
-return view(status, activated, rank, KEYS, th, since, expires, relist, eid, untl)
+return view(status, activated, rank, KEYS, th, since, expires, relist, eid, untl, done)

@@ -1,7 +1,8 @@
 -- cleanup.lua: one page of the stale sweep over an event's line.
 --
--- KEYS[1..9] -> as in check.lua (queue, active, swept, threshold, admissions,
---               rank-pending, retired, epoch, restored)
+-- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+--                admissions, rank-pending, retired, epoch, served, unlogged,
+--                header)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> seen TTL ms: waiters silent at least this long are dropped
 -- ARGV[3] -> where the page starts: '-inf' for the first page, else '('
@@ -29,6 +30,7 @@ for i = 1, #page, 2 do
   local age = (cur - tonumber(raw) % HB_TICKS) % HB_TICKS
   if age >= stale_ticks then
     redis.call('ZREM', KEYS[1], uid)
+    redis.call('SREM', KEYS[11], uid)
     removed = removed + 1
   elseif age > oldest then
     oldest = age

@@ -112,7 +112,7 @@ func (f *fixture) emptied(uid string) {
 func (f *fixture) script(uid string, score int64) (queue.Snapshot, string) {
 	f.t.Helper()
 	reply, err := f.s.checkPipeline(f.ctx, f.ev, f.s.k.eventKeys(f.ev),
-		[]any{uid, score, t0.UnixMilli(), ttl.Milliseconds(), 1, queue.RateWindow.Milliseconds()}, false)
+		checkArgs(queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}), false)
 	if err != nil {
 		f.t.Fatalf("check.lua(%s): %v", uid, err)
 	}
@@ -126,7 +126,7 @@ func (f *fixture) script(uid string, score int64) (queue.Snapshot, string) {
 // leave removes uid, failing the test on a store error.
 func (f *fixture) leave(uid string) {
 	f.t.Helper()
-	if _, err := f.s.Leave(f.ctx, f.ev, uid); err != nil {
+	if _, err := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: uid}); err != nil {
 		f.t.Fatalf("Leave(%s): %v", uid, err)
 	}
 }
@@ -206,7 +206,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		f := setup(t, newStore)
 		f.check("a", 1, t0, 1)
 		f.check("b", 2, t0, 1)
-		if _, err := f.s.Leave(f.ctx, f.ev, "a"); err != nil {
+		if _, err := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: "a"}); err != nil {
 			t.Fatal(err)
 		}
 		if s := f.check("c", 3, t0, 1); s.Status != queue.StatusQueued || s.Rank != 1 {
@@ -224,7 +224,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			if s.Status != queue.StatusActive || s.Activated || !s.ExpiresAt.Equal(first.ExpiresAt) {
 				t.Fatalf("check %d: got %+v, want active with expiry %v", i, s, first.ExpiresAt)
 			}
-			ts, err := f.s.Touch(f.ctx, f.ev, "a", now, 5)
+			ts, err := f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: "a", Now: now, DefaultThreshold: 5})
 			if err != nil || !ts.ExpiresAt.Equal(first.ExpiresAt) {
 				t.Fatalf("touch %d: %+v, %v", i, ts, err)
 			}
@@ -239,7 +239,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 	t.Run("touch refreshes only and reports unknown users", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		s, err := f.s.Touch(f.ctx, f.ev, "ghost", t0, 3)
+		s, err := f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: "ghost", Now: t0, DefaultThreshold: 3})
 		if err != nil || s.Status != "" {
 			t.Fatalf("ghost: %+v, %v", s, err)
 		}
@@ -249,7 +249,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		f.check("a", 1, t0, 1)
 		f.check("b", 2, t0, 1)
 		later := t0.Add(time.Minute)
-		s, err = f.s.Touch(f.ctx, f.ev, "b", later, 1)
+		s, err = f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: "b", Now: later, DefaultThreshold: 1})
 		if err != nil || s.Status != queue.StatusQueued || s.Rank != 0 {
 			t.Fatalf("b: %+v, %v", s, err)
 		}
@@ -272,7 +272,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			uid  string
 			want bool
 		}{{"a", true}, {"a", false}, {"nobody", false}} {
-			got, err := f.s.Leave(f.ctx, f.ev, c.uid)
+			got, err := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: c.uid})
 			if err != nil || got != c.want {
 				t.Fatalf("Leave(%s) = %v, %v; want %v", c.uid, got, err, c.want)
 			}
@@ -281,7 +281,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if fmt.Sprint(res.Admitted) != "[b]" || res.ActiveCount != 1 || res.QueueSize != 0 {
 			t.Fatalf("after leave: %+v", res)
 		}
-		if ok, _ := f.s.Leave(f.ctx, f.ev, "b"); !ok {
+		if ok, _ := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: "b"}); !ok {
 			t.Fatal("leave of an active user reported nothing removed")
 		}
 		for _, k := range []string{f.s.k.queue(f.ev), f.s.k.active(f.ev)} {
@@ -352,7 +352,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		for i := 2; i <= 4; i++ {
 			f.check(fmt.Sprint("u", i), int64(i), t0, 1)
 		}
-		if _, err := f.s.Leave(f.ctx, f.ev, "a"); err != nil {
+		if _, err := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: "a"}); err != nil {
 			t.Fatal(err)
 		}
 		f.admit(t0.Add(30*time.Second), 10, 10)
@@ -666,76 +666,5 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			t.Fatal("event not relisted after the loss")
 		}
 	})
-	t.Run("restore puts admissions back only during the recovery window", func(t *testing.T) {
-		t.Parallel()
-		f := setup(t, newStore)
-		ep := func(known string) queue.EpochInput {
-			return queue.EpochInput{Known: known, Candidate: fmt.Sprint("e-", known, "-", time.Now().UnixNano()), Window: 10 * time.Second}
-		}
-		checkE := func(uid string, score int64, now time.Time, e queue.EpochInput) queue.Snapshot {
-			t.Helper()
-			snap, err := f.s.Check(f.ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: now, ActiveTTL: ttl, DefaultThreshold: 3, Epoch: e})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return snap
-		}
-		restore := func(now time.Time, users ...queue.Restored) int {
-			t.Helper()
-			n, err := f.s.Restore(f.ctx, f.ev, users, now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-		slot := t0.Add(ttl)
-		// No window runs: nothing is put back.
-		first := checkE("x", 1, t0, ep(""))
-		if n := restore(t0, queue.Restored{UserID: "a", ExpiresAt: slot}); n != 0 || f.zcard(f.s.k.active(f.ev)) != 1 {
-			t.Fatalf("restored %d outside a window", n)
-		}
-		for _, k := range f.s.k.eventKeys(f.ev) {
-			if err := f.s.rdb.Del(f.ctx, k).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// The loss is found: a window runs. a had joined the line again.
-		now := t0.Add(time.Second)
-		if s := checkE("a", 2, now, ep(first.Epoch.ID)); s.Status != queue.StatusQueued || s.Epoch.RecoveringUntil.IsZero() {
-			t.Fatalf("a after the loss: %+v", s)
-		}
-		checkE("c", 5, now, ep(first.Epoch.ID))
-		n := restore(now,
-			queue.Restored{UserID: "a", ExpiresAt: slot},                       // back, and out of the line
-			queue.Restored{UserID: "b", ExpiresAt: slot},                       // back
-			queue.Restored{UserID: "f", ExpiresAt: slot},                       // back, but never shows up
-			queue.Restored{UserID: "d", ExpiresAt: now.Add(-time.Millisecond)}, // slot over: not back
-		)
-		if n != 3 {
-			t.Fatalf("restored %d, want 3", n)
-		}
-		if n := restore(now, queue.Restored{UserID: "a", ExpiresAt: slot.Add(time.Hour)}); n != 0 {
-			t.Fatalf("a restored twice (%d)", n)
-		}
-		// Showing up, by check (a) or heartbeat (b), claims the full slot.
-		if s := checkE("a", 2, now, ep(first.Epoch.ID)); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
-			t.Fatalf("a after restore: %+v, want active until %v", s, slot)
-		}
-		if s, err := f.s.Touch(f.ctx, f.ev, "b", now, 3); err != nil || s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
-			t.Fatalf("b after restore: %+v, %v; want active until %v", s, err, slot)
-		}
-		if q := f.zcard(f.s.k.queue(f.ev)); q != 1 {
-			t.Fatalf("line holds %d, want only c", q)
-		}
-		// f may have left before the loss: its slot ends with the window.
-		end := now.Add(10 * time.Second)
-		st, err := f.s.Stats(f.ctx, f.ev, end, 3)
-		if err != nil || st.ActiveCount != 2 {
-			t.Fatalf("at the window's end: %+v, %v; want a and b active", st, err)
-		}
-		// After the window nothing is put back: its slot may be someone else's.
-		if n := restore(end, queue.Restored{UserID: "e", ExpiresAt: slot}); n != 0 {
-			t.Fatalf("restored %d after the window", n)
-		}
-	})
+	runServedConformance(t, newStore)
 }

@@ -19,7 +19,7 @@ import (
 func hostileIDs(s *Store, b string) []string {
 	return []string{
 		"{" + b + "}:queue *?[]\"\\ x",
-		s.k.queue(b), s.k.active(b), s.k.swept(b), s.k.threshold(b), s.k.retired(b), s.k.restored(b),
+		s.k.queue(b), s.k.active(b), s.k.swept(b), s.k.threshold(b), s.k.retired(b), s.k.served(b), s.k.unlogged(b), s.k.header(b),
 		s.k.lock(b), s.k.activeEvents(), s.k.ranking("daily", t0),
 		"*", "?", "[a-z]*", "\\", "\"", "{", "}", "{}", ":", "a b", "a  b",
 		"' or 1=1 --", "]] .. redis.call('FLUSHALL') .. [[", "0", "-1", "inf", "nan", "1e3",
@@ -46,7 +46,8 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 				}
 			}
 
-			// b: a threshold, one active, two queued, pending rankings, a lock.
+			// b: a threshold, one active (served), two queued (named by a
+			// header), pending rankings, a lock.
 			if err := fb.s.SetThreshold(fb.ctx, b, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -57,8 +58,8 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 				t.Fatalf("Lock(b) = %v, %v", ok, err)
 			}
 			before := dump(t, fa.s, "*{"+b+"}*")
-			if len(before) != 6 {
-				t.Fatalf("setup: b has %d keys, want 6: %v", len(before), before)
+			if len(before) != 8 {
+				t.Fatalf("setup: b has %d keys, want 8: %v", len(before), before)
 			}
 
 			// a, threshold 1: the first id enters, the rest queue behind it.
@@ -71,7 +72,7 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 				}
 			}
 			for i, id := range ids[1:] {
-				s, err := fa.s.Touch(fa.ctx, a, id, t0, 1)
+				s, err := fa.s.Touch(fa.ctx, queue.TouchInput{EventID: a, UserID: id, Now: t0, DefaultThreshold: 1})
 				if err != nil || s.Status != queue.StatusQueued || s.Rank != int64(i) {
 					t.Fatalf("Touch(%q) = %+v, %v", id, s, err)
 				}
@@ -79,7 +80,7 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 					t.Fatalf("QueueScore(%q) = %d, %v, %v", id, score, ok, err)
 				}
 			}
-			if s, err := fa.s.Touch(fa.ctx, a, "never {"+b+"}:queue", t0, 1); err != nil || s.Status != "" {
+			if s, err := fa.s.Touch(fa.ctx, queue.TouchInput{EventID: a, UserID: "never {"+b+"}:queue", Now: t0, DefaultThreshold: 1}); err != nil || s.Status != "" {
 				t.Fatalf("Touch(stranger) = %+v, %v", s, err)
 			}
 			fa.leave(ids[0])
@@ -89,7 +90,7 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 			if s := fa.check(ids[1], 2, t0.Add(time.Second), 1); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(t0.Add(ttl)) {
 				t.Fatalf("%q after admission: %+v", ids[1], s)
 			}
-			if ok, err := fa.s.Leave(fa.ctx, a, ids[2]); err != nil || !ok {
+			if ok, err := fa.s.Leave(fa.ctx, queue.LeaveInput{EventID: a, UserID: ids[2]}); err != nil || !ok {
 				t.Fatalf("Leave(%q) = %v, %v", ids[2], ok, err)
 			}
 			if n, err := fa.s.CleanupStale(fa.ctx, a, t0.Add(time.Minute), time.Second); err != nil || n != len(ids)-3 {
@@ -109,6 +110,9 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 			want := map[string]string{
 				fa.s.k.active(a):     fmt.Sprintf("zset [%s %d]", ids[1], ms(t0.Add(ttl))),
 				fa.s.k.admissions(a): fmt.Sprintf("zset [%s %d %s %d]", adm[0], ms(t0), adm[1], ms(t0)),
+				// Who was let in: ids[0] (then left) and ids[1]. ids[2]
+				// left the line, named by a header: no record.
+				fa.s.k.served(a): fmt.Sprintf("hash %v +ttl", map[string]string{ids[0]: "hL", ids[1]: fmt.Sprintf("h%d", ms(t0.Add(ttl)))}),
 			}
 			if !mapsEqual(got, want) {
 				t.Fatalf("a's keys:\n got %q\nwant %q", got, want)

@@ -18,7 +18,7 @@ type keys struct {
 // Per-event keys. The comment names the type and what the score means.
 func (k keys) tag(ev string) string        { return k.prefix + "{" + ev + "}" }
 func (k keys) queue(ev string) string      { return k.tag(ev) + ":queue" }      // ZSET uid -> base (Tier 1 position or arrival ms) × 1024 + heartbeat tick
-func (k keys) active(ev string) string     { return k.tag(ev) + ":active" }     // ZSET uid -> expiry ms
+func (k keys) active(ev string) string     { return k.tag(ev) + ":active" }     // ZSET uid -> free-at ms: slot end, or sooner when the holder stops showing up
 func (k keys) swept(ev string) string      { return k.tag(ev) + ":swept" }      // HASH what the last stale sweep found: oldest (ms), scan
 func (k keys) threshold(ev string) string  { return k.tag(ev) + ":threshold" }  // STRING per-event override
 func (k keys) admissions(ev string) string { return k.tag(ev) + ":admissions" } // ZSET "ms:uid" -> admission ms, trimmed to the rate window
@@ -28,8 +28,14 @@ func (k keys) rankPending(ev string) string {
 func (k keys) epoch(ev string) string {
 	return k.tag(ev) + ":epoch" // HASH id, born ms, until ms: loss detection and the recovery window
 }
-func (k keys) restored(ev string) string {
-	return k.tag(ev) + ":restored" // HASH uid -> slot end ms: put back after a loss, not yet claimed (restore.lua)
+func (k keys) served(ev string) string {
+	return k.tag(ev) + ":served" // HASH uid -> queue.Served value: whom the event let in, and who left
+}
+func (k keys) unlogged(ev string) string {
+	return k.tag(ev) + ":unlogged" // HASH uid -> queue.Served value not yet appended to the durable ledger
+}
+func (k keys) header(ev string) string {
+	return k.tag(ev) + ":header" // SET waiters named by a trusted header rather than a Tier 1 pass
 }
 func (k keys) retired(ev string) string {
 	return k.tag(ev) + ":retired" // STRING tombstone: the worker dropped the event from the active set
@@ -53,7 +59,9 @@ func (k keys) eventKeys(ev string) []string {
 		k.rankPending(ev), // KEYS[6]
 		k.retired(ev),     // KEYS[7]
 		k.epoch(ev),       // KEYS[8]
-		k.restored(ev),    // KEYS[9]
+		k.served(ev),      // KEYS[9]
+		k.unlogged(ev),    // KEYS[10]
+		k.header(ev),      // KEYS[11]
 	}
 }
 

@@ -26,7 +26,8 @@ local function heartbeat(queue, uid, score, now)
   if s ~= score then redis.call('ZADD', queue, 'XX', s, uid) end
 end
 
--- drop_expired removes actives whose expiry (score) is at or before now.
+-- drop_expired frees the slots whose free-at (score: the slot's end, or
+-- sooner when the holder stopped showing up, see seen) is at or before now.
 local function drop_expired(active, now)
   redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 end
@@ -70,56 +71,112 @@ end
 -- epoch_of finds or starts the event's epoch ({E}:epoch HASH id, born ms,
 -- until ms). A missing hash means the event is new or its state was lost:
 -- when the caller had seen an epoch (known ~= ''), it was lost, and a
--- recovery window of window ms starts now. A caller that had seen another
--- epoch than the one found learns of a loss someone else noticed first; if
--- that someone had never seen the old epoch (a fresh instance) and started
--- no window, the window is started from the new epoch's birth.
--- Returns id, until (ms; 0 or past when no window runs).
+
+-- epoch_of finds or starts the event's epoch ({E}:epoch HASH id, born ms,
+-- until ms, replay). A missing hash means the event is new or its state was
+-- lost: when the caller had seen an epoch (known ~= ''), it was lost, and a
+-- recovery window of window ms starts now; with the durable ledger on
+-- (ledger == '1') the epoch also awaits the ledger's replay (replay = 1,
+-- cleared by replay.lua) before anyone new is admitted. A caller that had
+-- seen another epoch than the one found learns of a loss someone else
+-- noticed first; if that someone had no memory of the old epoch and started
+-- no window, the window is started from the new epoch's birth (and the
+-- replay awaited).
+-- Returns id, until (ms; 0 or past when no window runs). While a replay is
+-- pending, until is at least a second after now: nobody new is admitted.
 -- A caller without a candidate (candidate nil or '') only reads.
-local function epoch_of(key, known, candidate, now, window)
+local function epoch_of(key, known, candidate, now, window, ledger)
   known, window = known or '', tonumber(window) or 0
-  local cur = redis.call('HMGET', key, 'id', 'born', 'until')
-  local id, born, untl = cur[1], tonumber(cur[2]), tonumber(cur[3])
+  local cur = redis.call('HMGET', key, 'id', 'born', 'until', 'replay')
+  local id, born, untl, replay = cur[1], tonumber(cur[2]), tonumber(cur[3]), cur[4]
   if not id and (candidate == nil or candidate == '') then return '', 0 end
   if not id then
-    untl = 0
+    untl, replay = 0, nil
     if known ~= '' then untl = now + window end
     redis.call('HSET', key, 'id', candidate, 'born', now, 'until', untl)
-    return candidate, untl
-  end
-  if known ~= '' and known ~= id and untl < born + window then
+    if known ~= '' and ledger == '1' then
+      redis.call('HSET', key, 'replay', 1)
+      replay = '1'
+    end
+    id = candidate
+  elseif known ~= '' and known ~= id and untl < born + window then
     untl = born + window
     redis.call('HSET', key, 'until', untl)
+    if ledger == '1' then
+      redis.call('HSET', key, 'replay', 1)
+      replay = '1'
+    end
   end
+  if replay == '1' then untl = math.max(untl, now + 1000) end
   return id, untl
 end
 
--- epoch_peek reads the epoch without starting one: id ('' when none), until.
-local function epoch_peek(key)
-  local cur = redis.call('HMGET', key, 'id', 'until')
-  return cur[1] or '', tonumber(cur[2]) or 0
+-- epoch_peek reads the epoch without starting one: id ('' when none), until
+-- (held past now while a replay is pending, as in epoch_of).
+local function epoch_peek(key, now)
+  local cur = redis.call('HMGET', key, 'id', 'until', 'replay')
+  local untl = tonumber(cur[2]) or 0
+  if cur[3] == '1' then untl = math.max(untl, now + 1000) end
+  return cur[1] or '', untl
 end
 
--- claimed is the expiry of uid, active until exp: a user put back after a
--- loss (restore.lua) holds its slot only until the recovery window ends,
--- since it may have left before the loss; showing up gives it the slot's
--- full end.
-local function claimed(active, restored, uid, exp)
-  local full = redis.call('HGET', restored, uid)
-  if not full then return exp end
-  redis.call('ZADD', active, full, uid)
-  redis.call('HDEL', restored, uid)
-  return tonumber(full)
+-- The served record ({E}:served HASH uid -> value, see queue.Served.Value):
+-- 'p' (came with a Tier 1 pass) or 'h' (named by a trusted header), then
+-- the slot's end ms, or 'L' once the user left.
+
+-- slot_of is the slot end ms of a served value, or nil (none, or left).
+local function slot_of(v)
+  if not v then return nil end
+  return tonumber(string.sub(v, 2))
+end
+
+local function is_left(v) return v ~= nil and v ~= false and string.sub(v, 2) == 'L' end
+
+-- done_reason says why a served user holds no slot (queue.Done*).
+local function done_reason(v, now)
+  if is_left(v) then return 'left' end
+  if slot_of(v) <= now then return 'slot_ended' end
+  return 'idle'
+end
+
+-- note_served records uid's served value, queues it for the durable ledger
+-- ({E}:unlogged) when ledger is '1', and keeps the record for retain ms
+-- after its last change.
+local function note_served(keys, uid, v, ledger, retain)
+  redis.call('HSET', keys[9], uid, v)
+  redis.call('PEXPIRE', keys[9], retain)
+  if ledger == '1' then redis.call('HSET', keys[10], uid, v) end
+end
+
+-- activate lets uid in with a slot ending at slot_end, held for grace ms
+-- at most until they show up (see seen), and records it as served.
+local function activate(keys, uid, kind, now, slot_end, grace, ledger, retain)
+  redis.call('ZADD', keys[2], math.min(slot_end, now + grace), uid)
+  note_served(keys, uid, kind .. slot_end, ledger, retain)
+end
+
+-- seen is an active user showing up (a check or a heartbeat) at now: the
+-- slot is then held until min(slot end, now + idle), so that a holder who
+-- stops showing up frees it after the idle limit; score is their current
+-- free-at. It writes only when that moves by a second or more. A user put
+-- back after a loss (replay.lua) claims the slot's full end this way.
+-- Returns the slot's end.
+local function seen(keys, uid, score, now, idle)
+  local slot = slot_of(redis.call('HGET', keys[9], uid)) or score
+  local f = math.min(slot, now + idle)
+  if f >= score + 1000 then redis.call('ZADD', keys[2], 'XX', f, uid) end
+  return slot
 end
 
 -- view is the reply every user-facing script returns:
 -- {status, activated, rank, queue size, active count, threshold,
 --  admitted in window, expires ms, relist token or "", epoch id or "",
---  recovering until ms, first admission in window ms or 0}. Only a queued
--- user's estimate needs the first admission, so other replies skip it.
-local function view(status, activated, rank, keys, th, since, expires, relist, eid, untl)
+--  recovering until ms, first admission in window ms or 0, done reason or
+--  ""}. Only a queued user's estimate needs the first admission, so other
+-- replies skip it.
+local function view(status, activated, rank, keys, th, since, expires, relist, eid, untl, done)
   local first = 0
   if status == 'queued' then first = first_admission_since(keys[5], since) end
   return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
-    th, admitted_since(keys[5], since), expires, relist, eid, untl, first}
+    th, admitted_since(keys[5], since), expires, relist, eid, untl, first, done or ''}
 end

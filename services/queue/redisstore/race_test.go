@@ -148,7 +148,7 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 							}
 							// Actives leave at once, so the event empties often.
 							if snap.Status == queue.StatusActive {
-								if _, err := f.s.Leave(ctx, f.ev, uid); err != nil {
+								if _, err := f.s.Leave(ctx, queue.LeaveInput{EventID: f.ev, UserID: uid}); err != nil {
 									errs <- err
 									return
 								}

@@ -29,8 +29,10 @@ var (
 	statsLua string
 	//go:embed release.lua
 	releaseLua string
-	//go:embed restore.lua
-	restoreLua string
+	//go:embed replay.lua
+	replayLua string
+	//go:embed logged.lua
+	loggedLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
@@ -49,12 +51,14 @@ var (
 	cleanupScript = redis.NewScript(lib + cleanupLua)
 	// statsScript reads an event's counters.
 	statsScript = redis.NewScript(lib + statsLua)
-	// restoreScript puts admissions back after a loss.
-	restoreScript = redis.NewScript(lib + restoreLua)
+	// replayScript rebuilds the served record and active set after a loss.
+	replayScript = redis.NewScript(lib + replayLua)
+	// loggedScript forgets served changes the durable ledger now holds.
+	loggedScript = redis.NewScript(lib + loggedLua)
 	// releaseScript is compare-and-delete: it releases the admission lock
 	// and clears a retired tombstone after its relist.
 	releaseScript = redis.NewScript(releaseLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, restoreScript, releaseScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, releaseScript}

@@ -1,7 +1,8 @@
 -- stats.lua: read an event's counters; changes nothing.
 --
--- KEYS[1..9] -> as in check.lua (queue, active, swept, threshold, admissions,
---               rank-pending, retired, epoch, restored)
+-- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+--                admissions, rank-pending, retired, epoch, served, unlogged,
+--                header)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> default threshold
 -- ARGV[3] -> rate window ms
@@ -11,7 +12,7 @@
 -- tick's start) or -1, recovering until ms (0 when
 -- no epoch), first admission in window ms or 0}.
 local now = tonumber(ARGV[1])
-local _, untl = epoch_peek(KEYS[8])
+local _, untl = epoch_peek(KEYS[8], now)
 local oldest = -1
 if redis.call('ZCARD', KEYS[1]) > 0 then
   oldest = tonumber(redis.call('HGET', KEYS[3], 'oldest')) or -1

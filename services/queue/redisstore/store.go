@@ -71,6 +71,27 @@ func (s *Store) Load(ctx context.Context) error {
 func ms(t time.Time) int64        { return t.UnixMilli() }
 func msDur(d time.Duration) int64 { return d.Milliseconds() }
 func window() int64               { return msDur(queue.RateWindow) }
+func retain() int64               { return msDur(queue.ServedRetention) }
+
+// noLimit stands for "no idle limit": a span no slot reaches.
+const noLimit = 100 * 365 * 24 * time.Hour
+
+// limit is d in ms, or noLimit's when d is not positive (the slot's end
+// alone bounds it).
+func limit(d time.Duration) int64 {
+	if d <= 0 {
+		d = noLimit
+	}
+	return msDur(d)
+}
+
+// kind is how the scripts tell a Tier 1 pass ('p') from a header identity ('h').
+func kind(pass bool) string {
+	if pass {
+		return "p"
+	}
+	return "h"
+}
 func flag(b bool) string {
 	if b {
 		return "1"
@@ -93,14 +114,7 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 	if in.Score < 0 || in.Score > queue.MaxLineBase {
 		return queue.Snapshot{}, wrap("check", in.EventID, fmt.Errorf("line base %d outside 0…%d", in.Score, queue.MaxLineBase))
 	}
-	keys := s.k.eventKeys(in.EventID)
-	var holder int64
-	if !in.HolderSlotEnd.IsZero() {
-		holder = ms(in.HolderSlotEnd)
-	}
-	args := []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window(), flag(in.FixedThreshold),
-		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder}
-	reply, err := s.checkPipeline(ctx, in.EventID, keys, args, true)
+	reply, err := s.checkPipeline(ctx, in.EventID, s.k.eventKeys(in.EventID), checkArgs(in), true)
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
 	}
@@ -118,6 +132,16 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 		}
 	}
 	return snap, nil
+}
+
+// checkArgs is check.lua's ARGV for in.
+func checkArgs(in queue.CheckInput) []any {
+	var holder int64
+	if !in.HolderSlotEnd.IsZero() {
+		holder = ms(in.HolderSlotEnd)
+	}
+	return []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window(), flag(in.FixedThreshold),
+		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder, kind(in.Pass), limit(in.Idle), flag(in.Ledger), retain(), flag(in.Renewal)}
 }
 
 // checkPipeline sends EVALSHA (EVAL after NOSCRIPT) of check.lua, followed
@@ -148,23 +172,23 @@ func (s *Store) checkPipeline(ctx context.Context, ev string, keys []string, arg
 }
 
 // Touch runs touch.lua.
-func (s *Store) Touch(ctx context.Context, eventID, userID string, now time.Time, defaultThreshold int64) (queue.Snapshot, error) {
-	reply, err := touchScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), userID, ms(now), defaultThreshold, window()).Slice()
+func (s *Store) Touch(ctx context.Context, in queue.TouchInput) (queue.Snapshot, error) {
+	reply, err := touchScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, ms(in.Now), in.DefaultThreshold, window(), limit(in.Idle)).Slice()
 	if err != nil {
-		return queue.Snapshot{}, wrap("touch", eventID, err)
+		return queue.Snapshot{}, wrap("touch", in.EventID, err)
 	}
 	snap, _, err := parseView(reply)
 	if err != nil {
-		return queue.Snapshot{}, wrap("touch", eventID, err)
+		return queue.Snapshot{}, wrap("touch", in.EventID, err)
 	}
 	return snap, nil
 }
 
 // Leave runs leave.lua.
-func (s *Store) Leave(ctx context.Context, eventID, userID string) (bool, error) {
-	n, err := leaveScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), userID).Int64()
+func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
+	n, err := leaveScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, kind(in.Pass), flag(in.Ledger), retain()).Int64()
 	if err != nil {
-		return false, wrap("leave", eventID, err)
+		return false, wrap("leave", in.EventID, err)
 	}
 	return n == 1, nil
 }
@@ -253,7 +277,7 @@ func (s *Store) Unlock(ctx context.Context, eventID, owner string) (bool, error)
 func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResult, error) {
 	reply, err := admitScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID),
 		ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, in.Batch, window(), flag(in.FixedThreshold),
-		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window)).Slice()
+		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), limit(in.ClaimGrace), flag(in.Ledger), retain()).Slice()
 	if err != nil {
 		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
 	}
@@ -362,27 +386,48 @@ func (s *Store) EpochOf(ctx context.Context, eventID string) (string, error) {
 	return id, nil
 }
 
-// restoreChunk bounds the users one restore.lua call carries.
-const restoreChunk = 500
+// replayChunk bounds the entries one replay.lua or logged.lua call carries.
+const replayChunk = 500
 
-// Restore runs restore.lua over users, restoreChunk at a time.
-func (s *Store) Restore(ctx context.Context, eventID string, users []queue.Restored, now time.Time) (int, error) {
-	total := 0
-	for len(users) > 0 {
-		part := users[:min(len(users), restoreChunk)]
-		users = users[len(part):]
-		args := make([]any, 0, 1+2*len(part))
-		args = append(args, ms(now))
-		for _, u := range part {
-			args = append(args, u.UserID, ms(u.ExpiresAt))
+// Replay runs replay.lua over the entries, replayChunk at a time; only the
+// last call carries in.Finish.
+func (s *Store) Replay(ctx context.Context, in queue.ReplayInput) (int, error) {
+	total, entries := 0, in.Entries
+	for first := true; first || len(entries) > 0; first = false {
+		part := entries[:min(len(entries), replayChunk)]
+		entries = entries[len(part):]
+		finish := ""
+		if len(entries) == 0 {
+			finish = in.Finish
 		}
-		n, err := restoreScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), args...).Int64()
+		args := make([]any, 0, 4+2*len(part))
+		args = append(args, ms(in.Now), finish, flag(in.Ledger), retain())
+		for _, e := range part {
+			args = append(args, e.UserID, e.Value())
+		}
+		n, err := replayScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), args...).Int64()
 		if err != nil {
-			return total, wrap("restore", eventID, err)
+			return total, wrap("replay", in.EventID, err)
 		}
 		total += int(n)
 	}
 	return total, nil
+}
+
+// Logged runs logged.lua over the entries, replayChunk at a time.
+func (s *Store) Logged(ctx context.Context, eventID string, entries []queue.Served) error {
+	for len(entries) > 0 {
+		part := entries[:min(len(entries), replayChunk)]
+		entries = entries[len(part):]
+		args := make([]any, 0, 2*len(part))
+		for _, e := range part {
+			args = append(args, e.UserID, e.Value())
+		}
+		if err := loggedScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), args...).Err(); err != nil {
+			return wrap("logged", eventID, err)
+		}
+	}
+	return nil
 }
 
 // Ping checks the connection.
@@ -414,14 +459,15 @@ const hbTicks = 1024
 // parseView reads the reply of check.lua and touch.lua: the snapshot and
 // the relist token ("" for none).
 func parseView(r []any) (queue.Snapshot, string, error) {
-	if len(r) != 12 {
-		return queue.Snapshot{}, "", fmt.Errorf("reply has %d fields, want 12", len(r))
+	if len(r) != 13 {
+		return queue.Snapshot{}, "", fmt.Errorf("reply has %d fields, want 13", len(r))
 	}
 	status, ok1 := r[0].(string)
 	relist, ok2 := r[8].(string)
 	eid, ok3 := r[9].(string)
-	if !ok1 || !ok2 || !ok3 {
-		return queue.Snapshot{}, "", fmt.Errorf("status is %T, relist %T and epoch %T, want strings", r[0], r[8], r[9])
+	done, ok4 := r[12].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return queue.Snapshot{}, "", fmt.Errorf("status is %T, relist %T, epoch %T and done %T, want strings", r[0], r[8], r[9], r[12])
 	}
 	untl, err := asInt(r[10])
 	if err != nil {
@@ -458,13 +504,14 @@ func parseView(r []any) (queue.Snapshot, string, error) {
 	if untl > 0 {
 		snap.Epoch.RecoveringUntil = clock.FromUnixMilli(untl)
 	}
+	snap.Done = done
 	return snap, relist, nil
 }
 
 // parseAdmit reads the reply of admit.lua.
 func parseAdmit(r []any, now time.Time) (queue.AdmitResult, map[int64]int64, error) {
-	if len(r) < 6 {
-		return queue.AdmitResult{}, nil, fmt.Errorf("reply has %d fields, want at least 6", len(r))
+	if len(r) < 9 {
+		return queue.AdmitResult{}, nil, fmt.Errorf("reply has %d fields, want at least 9", len(r))
 	}
 	var head [4]int64
 	for i := range head {
@@ -475,29 +522,52 @@ func parseAdmit(r []any, now time.Time) (queue.AdmitResult, map[int64]int64, err
 		head[i] = v
 	}
 	n := int(head[3])
-	eid, ok := r[4].(string)
-	untl, err := asInt(r[5])
-	if !ok || err != nil {
-		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit epoch %v %v", r[4], r[5])
+	eid, ok1 := r[4].(string)
+	untl, err1 := asInt(r[5])
+	replay, err2 := asInt(r[6])
+	kinds, ok2 := r[7].(string)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || len(kinds) != n {
+		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit head %v", r[:8])
 	}
-	rest := r[6:]
-	if n > len(rest) || (len(rest)-n)%2 != 0 {
+	rest := r[8:]
+	if n+1 > len(rest) {
 		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit reply of %d fields", len(r))
 	}
-	res := queue.AdmitResult{ExpiresAt: clock.FromUnixMilli(head[0]), QueueSize: head[1], ActiveCount: head[2]}
+	res := queue.AdmitResult{ExpiresAt: clock.FromUnixMilli(head[0]), QueueSize: head[1], ActiveCount: head[2], Replay: replay == 1}
 	res.Epoch.ID = eid
 	if untl > ms(now) {
 		res.Epoch.RecoveringUntil = clock.FromUnixMilli(untl)
 	}
-	for _, v := range rest[:n] {
+	for i, v := range rest[:n] {
 		uid, ok := v.(string)
 		if !ok {
 			return queue.AdmitResult{}, nil, fmt.Errorf("admitted uid is %T", v)
 		}
 		res.Admitted = append(res.Admitted, uid)
+		if kinds[i] == 'h' {
+			res.Header = append(res.Header, uid)
+		}
 	}
+	m, err := asInt(rest[n])
+	rest = rest[n+1:]
+	if err != nil || m < 0 || int(2*m) > len(rest) || (len(rest)-int(2*m))%2 != 0 {
+		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit reply of %d fields", len(r))
+	}
+	for i := 0; i < int(2*m); i += 2 {
+		uid, ok1 := rest[i].(string)
+		val, ok2 := rest[i+1].(string)
+		if !ok1 || !ok2 {
+			return queue.AdmitResult{}, nil, fmt.Errorf("unlogged entry is %T %T", rest[i], rest[i+1])
+		}
+		e, err := queue.ParseServed(uid, val)
+		if err != nil {
+			return queue.AdmitResult{}, nil, err
+		}
+		res.Unlogged = append(res.Unlogged, e)
+	}
+	rest = rest[2*m:]
 	pending := map[int64]int64{}
-	for i := n; i < len(rest); i += 2 {
+	for i := 0; i < len(rest); i += 2 {
 		sec, err1 := asInt(rest[i])
 		cnt, err2 := asInt(rest[i+1])
 		if err := errors.Join(err1, err2); err != nil {
@@ -529,7 +599,8 @@ func asInt(v any) (int64, error) {
 const loadsChunk = 2000
 
 // Loads pipelines ZCARD of the line, ZCOUNT of unexpired actives, GET of
-// the threshold override and EXISTS of the pending rankings for each event: a few round trips for thousands of
+// the threshold override and EXISTS of the pending rankings and ledger
+// changes for each event: a few round trips for thousands of
 // events (on a Cluster, go-redis splits each pipeline per node). It reads
 // across slots, so the counts of different events are not one snapshot;
 // the worker only uses them to choose where to run admit.lua, which decides
@@ -540,8 +611,8 @@ func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]
 	for start := 0; start < len(eventIDs); start += loadsChunk {
 		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
 		type cmds struct {
-			q, a, p *redis.IntCmd
-			th      *redis.StringCmd
+			q, a, p, u *redis.IntCmd
+			th         *redis.StringCmd
 		}
 		cs := make([]cmds, len(chunk))
 		pipe := s.rdb.Pipeline()
@@ -551,6 +622,7 @@ func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]
 				a:  pipe.ZCount(ctx, s.k.active(ev), after, "+inf"),
 				th: pipe.Get(ctx, s.k.threshold(ev)),
 				p:  pipe.Exists(ctx, s.k.rankPending(ev)),
+				u:  pipe.Exists(ctx, s.k.unlogged(ev)),
 			}
 		}
 		_, _ = pipe.Exec(ctx) // each command's own error is checked below
@@ -559,10 +631,10 @@ func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]
 			if errors.Is(thErr, redis.Nil) {
 				thErr = nil
 			}
-			if err := errors.Join(cs[i].q.Err(), cs[i].a.Err(), cs[i].p.Err(), thErr); err != nil {
+			if err := errors.Join(cs[i].q.Err(), cs[i].a.Err(), cs[i].p.Err(), cs[i].u.Err(), thErr); err != nil {
 				return nil, wrap("loads", ev, err)
 			}
-			l := queue.EventLoad{EventID: ev, Queued: cs[i].q.Val(), Active: cs[i].a.Val(), RankPending: cs[i].p.Val() > 0}
+			l := queue.EventLoad{EventID: ev, Queued: cs[i].q.Val(), Active: cs[i].a.Val(), RankPending: cs[i].p.Val() > 0, LogPending: cs[i].u.Val() > 0}
 			if v, err := cs[i].th.Int64(); err == nil {
 				l.Override = v
 			}

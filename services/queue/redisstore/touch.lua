@@ -1,24 +1,27 @@
--- touch.lua: refresh a queued user's heartbeat and report where a queued or
--- active user stands; join nobody.
+-- touch.lua: refresh a queued user's heartbeat, or an active user's (the
+-- idle limit starts again), and report where the user stands; join nobody.
 --
--- KEYS[1..9] -> as in check.lua (queue, active, swept, threshold, admissions,
---               rank-pending, retired, epoch, restored)
+-- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+--                admissions, rank-pending, retired, epoch, served, unlogged,
+--                header)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
 -- ARGV[3] -> default threshold
 -- ARGV[4] -> rate window ms
+-- ARGV[5] -> idle limit ms (as ARGV[13] of check.lua)
 --
 -- Returns the reply of check.lua, with status "" when the user is neither
--- queued nor active (then only the counters are meaningful), activated
--- always 0 and relist always "". The epoch is only read ('' when none):
--- touch starts nothing. Like check.lua, it lets a user put back after a
--- loss claim its slot.
+-- queued nor active (then only the counters are meaningful, and the done
+-- reason is set when the user was served before), activated always 0 and
+-- relist always "". The epoch is only read ('' when none): touch starts
+-- nothing. Like check.lua, it lets a user put back after a loss claim its
+-- slot.
 local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
 drop_expired(KEYS[2], now)
 local th = threshold_of(KEYS[4], ARGV[3], '0')
-local eid, untl = epoch_peek(KEYS[8])
+local eid, untl = epoch_peek(KEYS[8], now)
 
 local sc = redis.call('ZSCORE', KEYS[1], uid)
 if sc then
@@ -27,6 +30,9 @@ if sc then
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
 if exp then
-  return view('active', 0, 0, KEYS, th, since, claimed(KEYS[2], KEYS[9], uid, tonumber(exp)), '', eid, untl)
+  return view('active', 0, 0, KEYS, th, since, seen(KEYS, uid, tonumber(exp), now, tonumber(ARGV[5])), '', eid, untl)
 end
-return view('', 0, 0, KEYS, th, since, 0, '', eid, untl)
+local served = redis.call('HGET', KEYS[9], uid)
+local done = ''
+if served then done = done_reason(served, now) end
+return view('', 0, 0, KEYS, th, since, 0, '', eid, untl, done)

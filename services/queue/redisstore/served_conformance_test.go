@@ -1,0 +1,360 @@
+package redisstore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/vwr-go/vwr/services/queue"
+)
+
+// served is the part of the conformance suite about the served record: one
+// admission per pass, leaves, the idle limit, the durable ledger's queue of
+// changes and the replay after a loss. TestConformance runs it on
+// redis-server, miniredis and a 3-node Cluster.
+
+const idle = 60 * time.Second
+
+// in is a CheckInput of the fixture's event with the idle limit on.
+func (f *fixture) in(uid string, score int64, now time.Time, threshold int64, pass bool) queue.CheckInput {
+	return queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: now, ActiveTTL: ttl, DefaultThreshold: threshold,
+		Pass: pass, Idle: idle}
+}
+
+func (f *fixture) checkIn(in queue.CheckInput) queue.Snapshot {
+	f.t.Helper()
+	snap, err := f.s.Check(f.ctx, in)
+	if err != nil {
+		f.t.Fatalf("Check(%s): %v", in.UserID, err)
+	}
+	return snap
+}
+
+// pass checks uid in with a Tier 1 pass at position pos.
+func (f *fixture) pass(uid string, pos int64, now time.Time, threshold int64) queue.Snapshot {
+	f.t.Helper()
+	return f.checkIn(f.in(uid, pos, now, threshold, true))
+}
+
+func (f *fixture) touch(uid string, now time.Time) queue.Snapshot {
+	f.t.Helper()
+	s, err := f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: uid, Now: now, DefaultThreshold: 10, Idle: idle})
+	if err != nil {
+		f.t.Fatalf("Touch(%s): %v", uid, err)
+	}
+	return s
+}
+
+func (f *fixture) leavePass(uid string, ledger bool) {
+	f.t.Helper()
+	if _, err := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: uid, Pass: true, Ledger: ledger}); err != nil {
+		f.t.Fatalf("Leave(%s): %v", uid, err)
+	}
+}
+
+func (f *fixture) admitIn(in queue.AdmitInput) queue.AdmitResult {
+	f.t.Helper()
+	in.EventID, in.ActiveTTL, in.Batch = f.ev, ttl, max(in.Batch, 10)
+	res, err := f.s.Admit(f.ctx, in)
+	if err != nil {
+		f.t.Fatalf("Admit: %v", err)
+	}
+	return res
+}
+
+// lose deletes every key of the event, as a FLUSHALL does (the suite's
+// stores share their Redis with parallel tests).
+func (f *fixture) lose() {
+	f.t.Helper()
+	for _, k := range append(f.s.k.eventKeys(f.ev), f.s.k.activeEvents()) {
+		if err := f.s.rdb.Del(f.ctx, k).Err(); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+func (f *fixture) replay(now time.Time, finish string, ledger bool, entries ...queue.Served) int {
+	f.t.Helper()
+	n, err := f.s.Replay(f.ctx, queue.ReplayInput{EventID: f.ev, Entries: entries, Now: now, Finish: finish, Ledger: ledger})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+func left(uid string, pass bool) queue.Served {
+	return queue.Served{UserID: uid, Pass: pass, Left: true}
+}
+func slotOf(uid string, pass bool, end time.Time) queue.Served {
+	return queue.Served{UserID: uid, Pass: pass, SlotEnd: end}
+}
+
+func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
+	t.Run("a pass is admitted once: after a leave, the slot's end or the idle limit it is done", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		// a: admitted, leaves, comes back with the same pass.
+		if s := f.pass("a", 1, t0, 5); s.Status != queue.StatusActive || !s.Activated {
+			t.Fatalf("a: %+v", s)
+		}
+		f.leavePass("a", false)
+		// b: admitted and stays to the slot's end; c: admitted and silent.
+		f.pass("b", 2, t0, 5)
+		f.pass("c", 3, t0, 5)
+		for now := t0; now.Before(t0.Add(ttl)); now = now.Add(idle / 2) {
+			if s := f.touch("b", now); s.Status != queue.StatusActive {
+				t.Fatalf("b renewing at %v: %+v", now.Sub(t0), s)
+			}
+		}
+		end := t0.Add(ttl)
+		for _, c := range []struct {
+			uid, done string
+			at        time.Time
+		}{{"a", queue.DoneLeft, end.Add(-time.Second)}, {"c", queue.DoneIdle, end.Add(-time.Second)}, {"b", queue.DoneSlotEnded, end}} {
+			s := f.pass(c.uid, 1, c.at, 5)
+			if s.Status != queue.StatusDone || s.Done != c.done || s.Activated || s.QueueSize != 0 {
+				t.Fatalf("%s again: %+v, want done (%s) and nothing taken", c.uid, s, c.done)
+			}
+			if ts := f.touch(c.uid, c.at); ts.Status != "" || ts.Done != c.done {
+				t.Fatalf("%s touch: %+v, want unknown, done (%s)", c.uid, ts, c.done)
+			}
+		}
+		if st, err := f.s.Stats(f.ctx, f.ev, end, 5); err != nil || st.ActiveCount != 0 || st.QueueSize != 0 {
+			t.Fatalf("stats at the end: %+v, %v; want nobody", st, err)
+		}
+		// A header identity may come back: it joins again, at the back.
+		g := setup(t, newStore)
+		g.check("x", 1, t0, 1)
+		g.check("w", t0.UnixMilli(), t0, 1)
+		g.leave("x")
+		g.admit(t0, 1, 1) // w takes the slot x freed
+		g.check("v", t0.Add(time.Second).UnixMilli(), t0.Add(time.Second), 1)
+		if s := g.check("x", t0.Add(2*time.Second).UnixMilli(), t0.Add(2*time.Second), 1); s.Status != queue.StatusQueued || s.Rank != 1 {
+			t.Fatalf("a header user after leaving: %+v, want queued behind v", s)
+		}
+	})
+
+	t.Run("a holder who stops showing up frees the slot after the idle limit", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.pass("a", 1, t0, 1)
+		f.pass("b", 2, t0, 1)
+		if s := f.touch("a", t0.Add(50*time.Second)); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(t0.Add(ttl)) {
+			t.Fatalf("a's heartbeat: %+v, want active until the slot's end", s)
+		}
+		if s := f.pass("a", 1, t0.Add(100*time.Second), 1); s.Status != queue.StatusActive {
+			t.Fatalf("a checking 50 s after its heartbeat: %+v", s)
+		}
+		if res := f.admitIn(queue.AdmitInput{Now: t0.Add(159 * time.Second), DefaultThreshold: 1}); len(res.Admitted) != 0 {
+			t.Fatalf("admitted %v while a held the slot", res.Admitted)
+		}
+		res := f.admitIn(queue.AdmitInput{Now: t0.Add(160 * time.Second), DefaultThreshold: 1, ClaimGrace: 65 * time.Second})
+		if fmt.Sprint(res.Admitted) != "[b]" || res.ActiveCount != 1 {
+			t.Fatalf("after a's idle limit: %+v, want b let in", res)
+		}
+		if s := f.touch("a", t0.Add(160*time.Second)); s.Status != "" || s.Done != queue.DoneIdle {
+			t.Fatalf("a after the idle limit: %+v", s)
+		}
+		// b, let in by the worker, has the claim grace to show up first.
+		if s := f.touch("b", t0.Add(224*time.Second)); s.Status != queue.StatusActive {
+			t.Fatalf("b claiming within the grace: %+v", s)
+		}
+		if s := f.touch("b", t0.Add(285*time.Second)); s.Status != "" || s.Done != queue.DoneIdle {
+			t.Fatalf("b silent for the idle limit after its claim: %+v", s)
+		}
+	})
+
+	t.Run("served changes wait for the ledger until logged", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		in := f.in("d", 1, t0, 2, true)
+		in.Ledger = true
+		f.checkIn(in) // a direct entry
+		in.UserID, in.Score, in.DefaultThreshold = "q", 5, 1
+		f.checkIn(in)
+		in.UserID, in.Score, in.Pass = "h", 6, false
+		f.checkIn(in) // q and h wait
+		f.leavePass("d", true)
+		res := f.admitIn(queue.AdmitInput{Now: t0.Add(time.Second), DefaultThreshold: 2, Ledger: true})
+		slot := t0.Add(time.Second + ttl)
+		got := map[string]string{}
+		for _, e := range res.Unlogged {
+			got[e.UserID] = e.Value()
+		}
+		want := map[string]string{"d": left("d", true).Value(), "q": slotOf("q", true, slot).Value(), "h": slotOf("h", false, slot).Value()}
+		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(res.Header) != "[h]" {
+			t.Fatalf("unlogged %v, header %v; want %v, [h]", got, res.Header, want)
+		}
+		// q leaves before the append is done: only the rest is forgotten.
+		f.leavePass("q", true)
+		if err := f.s.Logged(f.ctx, f.ev, res.Unlogged); err != nil {
+			t.Fatal(err)
+		}
+		res = f.admitIn(queue.AdmitInput{Now: t0.Add(2 * time.Second), DefaultThreshold: 2, Ledger: true})
+		if len(res.Unlogged) != 1 || res.Unlogged[0] != left("q", true) {
+			t.Fatalf("after logging: %+v, want only q's leave", res.Unlogged)
+		}
+		loads, err := f.s.Loads(f.ctx, []string{f.ev}, t0)
+		if err != nil || !loads[0].LogPending {
+			t.Fatalf("loads %+v, %v; want the pending change seen", loads, err)
+		}
+		// Without the ledger nothing is queued for it.
+		g := setup(t, newStore)
+		g.pass("d", 1, t0, 2)
+		if res := g.admitIn(queue.AdmitInput{Now: t0, DefaultThreshold: 2}); len(res.Unlogged) != 0 {
+			t.Fatalf("unlogged without a ledger: %+v", res.Unlogged)
+		}
+	})
+
+	t.Run("a loss awaits the ledger's replay, which rebuilds who was served", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		win := 25 * time.Second
+		ep := func(known string) queue.EpochInput {
+			return queue.EpochInput{Known: known, Candidate: fmt.Sprint("e-", known, "-", time.Now().UnixNano()), Window: win}
+		}
+		ledgerIn := func(uid string, pos int64, now time.Time, known string, holder time.Time) queue.CheckInput {
+			in := f.in(uid, pos, now, 3, true)
+			in.Ledger, in.Epoch, in.HolderSlotEnd = true, ep(known), holder
+			return in
+		}
+		first := f.checkIn(ledgerIn("x", 1, t0, "", time.Time{}))
+		slot := t0.Add(ttl)
+		f.lose()
+		now := t0.Add(time.Minute)
+		// Back after the loss, before the replay: the leaver re-queues at
+		// its place, a leaver's token is counted back, a holder too.
+		if s := f.checkIn(ledgerIn("left-again", 2, now, first.Epoch.ID, time.Time{})); s.Status != queue.StatusQueued || s.Epoch.RecoveringUntil.IsZero() {
+			t.Fatalf("a leaver after the loss: %+v, want queued during a window", s)
+		}
+		if s := f.checkIn(ledgerIn("left-token", 3, now, first.Epoch.ID, slot)); s.Status != queue.StatusActive {
+			t.Fatalf("a leaver's token before the replay: %+v", s)
+		}
+		for _, uid := range []string{"ended", "waiter", "unclaimed"} {
+			f.checkIn(ledgerIn(uid, 4, now, first.Epoch.ID, time.Time{}))
+		}
+		in := f.in("hx", now.UnixMilli(), now, 3, false)
+		in.Ledger, in.Epoch = true, ep(first.Epoch.ID)
+		f.checkIn(in) // a header user who left once, waiting again
+		// Past the window the replay still blocks admissions.
+		after := now.Add(win + time.Second)
+		res := f.admitIn(queue.AdmitInput{Now: after, DefaultThreshold: 3, Ledger: true, Epoch: ep(first.Epoch.ID)})
+		if !res.Replay || len(res.Admitted) != 0 || len(res.Unlogged) != 0 || res.Epoch.RecoveringUntil.IsZero() {
+			t.Fatalf("admission before the replay: %+v, want none, replay pending, changes kept", res)
+		}
+		if s := f.checkIn(ledgerIn("late", 9, after, first.Epoch.ID, time.Time{})); s.Status != queue.StatusQueued || s.Epoch.RecoveringUntil.IsZero() {
+			t.Fatalf("a newcomer while the replay is pending: %+v", s)
+		}
+		// The ledger, in chunks and order: x held a slot, left-again and
+		// left-token left (after an earlier admission), ended's slot is
+		// over, unclaimed was let in, hx (header) left.
+		n := f.replay(after, "", true, slotOf("left-again", true, slot), slotOf("x", true, slot), slotOf("left-token", true, slot))
+		n += f.replay(after, res.Epoch.ID, true, left("left-again", true), left("left-token", true),
+			slotOf("ended", true, after.Add(-time.Second)), slotOf("unclaimed", true, slot), left("hx", false))
+		if n != 3 {
+			t.Fatalf("replay put back %d, want x, unclaimed and left-again (for a moment)", n)
+		}
+		res = f.admitIn(queue.AdmitInput{Now: after, DefaultThreshold: 3, Ledger: true, Epoch: ep(first.Epoch.ID)})
+		if res.Replay || fmt.Sprint(res.Admitted) != "[waiter]" {
+			t.Fatalf("admission after the replay: %+v, want the waiter (x and unclaimed hold 2 of 3)", res)
+		}
+		for _, c := range []struct{ uid, done string }{{"left-again", queue.DoneLeft}, {"left-token", queue.DoneLeft}, {"ended", queue.DoneSlotEnded}} {
+			if s := f.checkIn(ledgerIn(c.uid, 2, after, res.Epoch.ID, slot)); s.Status != queue.StatusDone || s.Done != c.done {
+				t.Fatalf("%s after the replay: %+v, want done (%s)", c.uid, s, c.done)
+			}
+		}
+		if s := f.checkIn(ledgerIn("unclaimed", 4, after, res.Epoch.ID, time.Time{})); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
+			t.Fatalf("unclaimed after the replay: %+v, want its slot", s)
+		}
+		if q, ok, _ := f.s.QueueScore(f.ctx, f.ev, "hx"); !ok || q == 0 {
+			t.Fatal("the header user was taken out of the line")
+		}
+		if q, ok, _ := f.s.QueueScore(f.ctx, f.ev, "late"); !ok || q != 9 {
+			t.Fatal("the newcomer lost its place")
+		}
+	})
+
+	t.Run("a change made since the loss outlives the replay, except a leave in the ledger", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		ep := queue.EpochInput{Known: "gone", Candidate: "new-epoch", Window: time.Minute}
+		slot := t0.Add(ttl)
+		in := func(uid string, holder time.Time) queue.CheckInput {
+			i := f.in(uid, 1, t0, 5, true)
+			i.Ledger, i.Epoch, i.HolderSlotEnd = true, ep, holder
+			return i
+		}
+		f.checkIn(in("back", slot))     // counted back since the loss
+		f.checkIn(in("leaver", slot))   // counted back, but left before the loss
+		f.checkIn(in("gone-now", slot)) // counted back, then leaves
+		f.leavePass("gone-now", true)
+		f.replay(t0, "new-epoch", true, slotOf("back", true, slot.Add(-time.Minute)), left("leaver", true), slotOf("gone-now", true, slot))
+		if s := f.touch("back", t0); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
+			t.Fatalf("back: %+v, want active with the slot it was counted back with", s)
+		}
+		for _, uid := range []string{"leaver", "gone-now"} {
+			if s := f.touch(uid, t0); s.Status != "" || s.Done != queue.DoneLeft {
+				t.Fatalf("%s: %+v, want gone (left)", uid, s)
+			}
+		}
+	})
+
+	t.Run("replay without a ledger puts unclaimed admissions back only during the window", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		ep := func(known string) queue.EpochInput {
+			return queue.EpochInput{Known: known, Candidate: fmt.Sprint("e-", known, "-", time.Now().UnixNano()), Window: 10 * time.Second}
+		}
+		checkE := func(uid string, score int64, now time.Time, e queue.EpochInput) queue.Snapshot {
+			t.Helper()
+			in := f.in(uid, score, now, 3, false)
+			in.Epoch = e
+			return f.checkIn(in)
+		}
+		slot := t0.Add(ttl)
+		// No window runs: nothing is put back.
+		first := checkE("x", 1, t0, ep(""))
+		if n := f.replay(t0, "", false, slotOf("a", false, slot)); n != 0 || f.zcard(f.s.k.active(f.ev)) != 1 {
+			t.Fatalf("restored %d outside a window", n)
+		}
+		f.lose()
+		// The loss is found: a window runs. a had joined the line again.
+		now := t0.Add(time.Second)
+		if s := checkE("a", 2, now, ep(first.Epoch.ID)); s.Status != queue.StatusQueued || s.Epoch.RecoveringUntil.IsZero() {
+			t.Fatalf("a after the loss: %+v", s)
+		}
+		checkE("c", 5, now, ep(first.Epoch.ID))
+		n := f.replay(now, "", false,
+			slotOf("a", false, slot),                       // back, and out of the line
+			slotOf("b", false, slot),                       // back
+			slotOf("f", false, slot),                       // back, but never shows up
+			slotOf("d", false, now.Add(-time.Millisecond)), // slot over: not back
+		)
+		if n != 3 {
+			t.Fatalf("restored %d, want 3", n)
+		}
+		if n := f.replay(now, "", false, slotOf("a", false, slot.Add(time.Hour))); n != 0 {
+			t.Fatalf("a restored twice (%d)", n)
+		}
+		// Showing up, by check (a) or heartbeat (b), claims the slot.
+		if s := checkE("a", 2, now, ep(first.Epoch.ID)); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
+			t.Fatalf("a after restore: %+v, want active until %v", s, slot)
+		}
+		if s := f.touch("b", now); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
+			t.Fatalf("b after restore: %+v; want active until %v", s, slot)
+		}
+		if q := f.zcard(f.s.k.queue(f.ev)); q != 1 {
+			t.Fatalf("line holds %d, want only c", q)
+		}
+		// f may have left before the loss: its slot ends with the window.
+		end := now.Add(10 * time.Second)
+		st, err := f.s.Stats(f.ctx, f.ev, end, 3)
+		if err != nil || st.ActiveCount != 2 {
+			t.Fatalf("at the window's end: %+v, %v; want a and b active", st, err)
+		}
+		// After the window nothing is put back: its slot may be someone else's.
+		if n := f.replay(end, "", false, slotOf("e", false, slot)); n != 0 {
+			t.Fatalf("restored %d after the window", n)
+		}
+	})
+}

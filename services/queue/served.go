@@ -1,0 +1,78 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/clock"
+)
+
+// Served is one entry of an event's record of whom it let in: an admission
+// with its slot's end, or a leave. The store keeps the record beside the
+// line (it is what StatusDone and the refused renewal of a leaver come
+// from) and queues every change for the durable Ledger, from which a lost
+// store is rebuilt (Store.Replay).
+type Served struct {
+	UserID string
+	// Pass says the user came with a Tier 1 pass: served once, done for
+	// good. Users named by a trusted header may join again at the back.
+	Pass bool
+	// SlotEnd is the end of the slot they were given; zero once Left.
+	SlotEnd time.Time
+	Left    bool
+}
+
+// Value is the entry's encoding in the store and the ledger: "p" (pass) or
+// "h" (header), then the slot's end in unix ms, or "L" once they left.
+func (s Served) Value() string {
+	kind := "h"
+	if s.Pass {
+		kind = "p"
+	}
+	if s.Left {
+		return kind + "L"
+	}
+	return kind + strconv.FormatInt(s.SlotEnd.UnixMilli(), 10)
+}
+
+// ParseServed reads an entry's Value.
+func ParseServed(userID, value string) (Served, error) {
+	if len(value) < 2 || (value[0] != 'p' && value[0] != 'h') {
+		return Served{}, fmt.Errorf("queue: malformed served value %q", value)
+	}
+	s := Served{UserID: userID, Pass: value[0] == 'p'}
+	if value[1:] == "L" {
+		s.Left = true
+		return s, nil
+	}
+	ms, err := strconv.ParseInt(value[1:], 10, 64)
+	if err != nil || ms <= 0 {
+		return Served{}, fmt.Errorf("queue: malformed served value %q", value)
+	}
+	s.SlotEnd = clock.FromUnixMilli(ms)
+	return s, nil
+}
+
+// Ledger is the durable copy of every event's served record, kept in the
+// settings store (both Tier 1 stores implement it; configtest is their
+// conformance suite). Workers append what the queue's store noted since
+// their last pass; after a loss of the queue's store, the worker that finds
+// it replays the ledger into the new one before anyone new is admitted.
+type Ledger interface {
+	// AppendQueueLedger adds entries to eventID's ledger, kept at least
+	// ServedRetention after now. A later entry for the same user replaces
+	// an earlier one.
+	AppendQueueLedger(ctx context.Context, eventID string, entries []Served, now time.Time) error
+	// QueueLedger reads eventID's ledger a page at a time, from cursor (""
+	// for the start); next is "" after the last page. Replaying every page
+	// in order, each entry replacing the user's earlier one, leaves each
+	// user's latest entry.
+	QueueLedger(ctx context.Context, eventID, cursor string) (entries []Served, next string, err error)
+}
+
+// ServedRetention is how long an event's served record (and its ledger)
+// outlives the event's last admission or leave: longer than a Tier 1
+// position (24 h) and a pass minted from it can be presented.
+const ServedRetention = 48 * time.Hour
