@@ -80,7 +80,7 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 					t.Fatalf("QueueScore(%q) = %d, %v, %v", id, score, ok, err)
 				}
 			}
-			if s, err := fa.s.Touch(fa.ctx, queue.TouchInput{EventID: a, UserID: "never {"+b+"}:queue", Now: t0, DefaultThreshold: 1}); err != nil || s.Status != "" {
+			if s, err := fa.s.Touch(fa.ctx, queue.TouchInput{EventID: a, UserID: "never {" + b + "}:queue", Now: t0, DefaultThreshold: 1}); err != nil || s.Status != "" {
 				t.Fatalf("Touch(stranger) = %+v, %v", s, err)
 			}
 			fa.leave(ids[0])
