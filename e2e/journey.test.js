@@ -374,6 +374,27 @@ test('Leave queue gives up the place, and a freed slot admits the next person wi
   await b.context().close();
 });
 
+test('seat page: its clock runs to the slot\'s end; after a leave its renewal is refused, it goes back, and the same pass is done', async () => {
+  const event = 'leaver';
+  await setupEvent(event, 1);
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${vwr.base}/events/${event}`);
+  await waitStage(page, 'waiting', 30000);
+  assert.equal((await tier1('advance', event, { by: 1 })).status, 200);
+  await waitStage(page, ['seats', 'held'], 30000);
+  // The slot lasts QUEUE_ACTIVE_TTL_SECONDS (10 min); the token only 20 s.
+  const [min] = (await page.locator('#timer-value').textContent()).split(':').map(Number);
+  assert.ok(min >= 9, `the clock shows ${min} min, want the slot's 10`);
+  // The visitor leaves (say, from another tab): the page's next renewal is
+  // refused, the page says so and goes back, and the pass is done there.
+  assert.equal((await inPage(page, 'POST', `/api/queue/leave/${event}`)).status, 200);
+  await waitStage(page, 'over', 15000);
+  assert.match(await page.getByTestId('message').textContent(), /You left/);
+  await waitStage(page, 'done', 15000);
+  assert.equal(await page.getByRole('button', { name: 'Join the line again' }).isVisible(), true);
+  await page.context().close();
+});
+
 test('status document is CDN-cacheable and the waiting pages are served cacheable', async () => {
   const st = await api(vwr.base, 'GET', '/vwr-api/vwr/status/demo');
   assert.equal(st.status, 200);

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -387,6 +388,14 @@ func TestEventPage(t *testing.T) {
 				t.Fatalf("Cache-Control = %q, want no-store", rec.Header().Get("Cache-Control"))
 			}
 		})
+	}
+	// The page's clock counts to the slot's end, not the short token's.
+	now := time.Now().Truncate(time.Millisecond)
+	short, _ := b.keys.IssueEntry(token.Entry{EventID: b.event, UserID: "u1", IssuedAt: now, ExpiresAt: now.Add(20 * time.Second),
+		SlotEndsAt: now.Add(10 * time.Minute)})
+	page := b.do(t, "GET", "/events/"+b.event, "", short).Body.String()
+	if want := fmt.Sprintf(`data-expires="%d" data-token-expires="%d"`, now.Add(10*time.Minute).UnixMilli(), now.Add(20*time.Second).Truncate(time.Second).UnixMilli()); !strings.Contains(page, want) {
+		t.Fatalf("seat page lacks %s: %.400q", want, page)
 	}
 	rec := b.do(t, "GET", "/demo/assets/seats.js", "", "")
 	if rec.Code != 200 || !strings.Contains(rec.Header().Get("Content-Type"), "javascript") {

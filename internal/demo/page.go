@@ -30,11 +30,16 @@ func assetHandler() http.Handler {
 }
 
 type seatPageData struct {
-	EventID   string
-	Name      string
-	ExpiresAt int64 // unix ms: when the entry token (and so this visit) ends
-	Lang      string
-	T         map[string]string
+	EventID string
+	Name    string
+	// SlotEndsAt (unix ms) is when the visit ends: the slot's end, up to
+	// which the page renews its short entry token through heartbeat.
+	SlotEndsAt int64
+	// TokenExpiresAt (unix ms) is when the entry token the page was served
+	// with expires: the first renewal is due well before.
+	TokenExpiresAt int64
+	Lang           string
+	T              map[string]string
 }
 
 // eventPage is /events/{event}: the Tier 2 queue page until the visitor has
@@ -76,7 +81,11 @@ func (s *Site) eventPage(w http.ResponseWriter, r *http.Request) {
 	// The language follows the visitor from the waiting pages (cookie or ?lang=).
 	h.Set("Vary", "Cookie, Accept-Language")
 	lang := pageLang(r)
-	data := seatPageData{EventID: event, Name: name, ExpiresAt: e.ExpiresAt.UnixMilli(), Lang: lang, T: pageText[lang]}
+	slot := e.SlotEndsAt
+	if slot.IsZero() {
+		slot = e.ExpiresAt
+	}
+	data := seatPageData{EventID: event, Name: name, SlotEndsAt: slot.UnixMilli(), TokenExpiresAt: e.ExpiresAt.UnixMilli(), Lang: lang, T: pageText[lang]}
 	if err := seatPage.Execute(w, data); err != nil {
 		s.cfg.Logger.Error("seat page render failed", "event", event, "err", err)
 	}

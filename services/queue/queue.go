@@ -51,6 +51,10 @@ const (
 	// was admitted (or left) once and must take a new Tier 1 place to come
 	// back (View.Done says why).
 	StatusDone Status = "done"
+	// StatusWait appears only in a Snapshot: the store asks a token holder
+	// it lost to come back in a moment, once the ledger's replay tells
+	// whether they left (Service answers ErrUnavailable).
+	StatusWait Status = "wait"
 )
 
 // Why a slot (or a pass) is done: View.Done and GoneError.Reason.

@@ -293,6 +293,10 @@ func (s *Service) holderSlotEnd(eventID string, who Identity, now time.Time) tim
 	return e.SlotEndsAt
 }
 
+// errReplayPending is why a holder the store lost hears 503 for a moment:
+// the ledger's replay, which tells whether they left, is not done yet.
+var errReplayPending = errors.New("the ledger's replay is pending")
+
 // unavailable wraps a store failure so callers can test for ErrUnavailable
 // while logs keep the cause.
 func unavailable(op, eventID string, err error) error {
@@ -373,8 +377,11 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 			// before the restore put them back: ask once more.
 			continue
 		}
-		if snap.Status == "" {
+		switch snap.Status {
+		case "":
 			return View{Done: snap.Done}, nil
+		case StatusWait:
+			return View{}, unavailable("check", eventID, errReplayPending)
 		}
 		return s.view(eventID, who.UserID, now, snap)
 	}
@@ -578,6 +585,14 @@ func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool
 	s.unclaimed.forget(eventID, userID)
 	if err != nil {
 		return false, unavailable("leave", eventID, err)
+	}
+	if s.ledger != nil {
+		// The leave is durable before it is answered, so that no loss of
+		// the store can count this user's token back in. Should the write
+		// fail, the store still holds the leave for the worker to append.
+		start = time.Now()
+		err := s.ledger.AppendQueueLedger(ctx, eventID, []Served{{UserID: userID, Pass: who.Pass, Left: true}}, s.clk.Now())
+		s.observe("ledger_append", start, err)
 	}
 	return removed, nil
 }

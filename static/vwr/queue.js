@@ -7,9 +7,11 @@
 // active → the seat page; no pass → the waiting room; a failure → retries
 // with backoff. Leaving is asked first and can be taken back until
 // confirmed; then the page says the visitor left and offers to join again.
+// A Tier 1 pass is admitted once: after a leave, or once its turn is over,
+// the queue answers "done", and joining again takes a new Tier 1 place.
 import {
   ApiError, announcer, backoff, clamp, clockTime, eventPath, finalError, jitter, requestJSON,
-  retryNotice, setStage, setText, showStatus, validId,
+  retryNotice, setStage, setText, showStatus, store, validId,
 } from './common.js';
 import { applyStatic, currentLang, formatNumber, formatWait, translator, withLang } from './i18n.js';
 
@@ -179,6 +181,13 @@ async function loop(gen) {
         go(seatPath);
         return;
       }
+      if (body.status === 'done') {
+        // This pass was served already (admitted, left, or its turn ended):
+        // it never queues again.
+        const why = ['left', 'slot_ended', 'idle'].includes(body.code) ? body.code : 'left';
+        finished('done', t('title.done'), t('lead.done'), t(`status.done.${why}`));
+        return;
+      }
       setStage('queued');
       // During a recovery window nobody is admitted while the line rebuilds.
       status(t(body.recovering ? 'status.recovering' : 'status.queued'), body.recovering ? 'warn' : 'info');
@@ -244,24 +253,36 @@ async function leaveQueue() {
     loop(generation);
     return;
   }
+  finished('left', t('title.left'), t('lead.left'), t('status.left'));
+}
+
+// finished shows that this pass is through with the line (left, or served
+// before) and offers a new place in it.
+function finished(stage, title, lead, text) {
   try {
     sessionStorage.removeItem(startKey);
   } catch {
     // nothing kept
   }
-  setStage('left');
-  headline(t('title.left'), t('lead.left'));
-  status(t('status.left'), 'ok');
-  setText($('live'), t('status.left'));
+  setStage(stage);
+  headline(title, lead);
+  status(text, 'ok');
+  setText($('live'), text);
   delete document.body.dataset.position;
   show({ rejoin: true });
   $('rejoin').focus();
 }
 
+// rejoin goes back through the Tier 1 waiting room for a new place: a pass
+// is admitted once, so the old one would only be answered "done". The
+// waiting room keeps its Idempotency-Key per event, which would hand back
+// the old place; forget it first.
 function rejoin() {
-  headline(t('title.tier2'), t('lead.tier2'));
-  generation += 1;
-  loop(generation);
+  $('rejoin').disabled = true;
+  store().del(`vwr:idem:${event}`);
+  const back = new URLSearchParams({ event, return: seatPath });
+  back.set('lang', lang);
+  go(`/vwr/?${back}`);
 }
 
 function retry() {

@@ -1,9 +1,13 @@
 // Seat page of the demo ticketing site. The entry token travels as the
 // HttpOnly urr-entry-token cookie; the gate in front of /api/seats/ checks it.
 // The server renders the page in the visitor's language (<html lang>); the
-// messages below follow it.
+// messages below follow it. The visit lasts until the slot's end
+// (data-expires); the token is short and renewed through heartbeat until
+// then (data-token-expires: the first one).
 const event = document.body.dataset.event;
 const expires = Number(document.body.dataset.expires);
+let tokenExpires = Number(document.body.dataset.tokenExpires) || expires;
+let over = false;
 const $ = (id) => document.getElementById(id);
 let selected = '';
 let seats = [];
@@ -25,6 +29,9 @@ const strings = {
     holdFailed: (code) => `Could not hold the seat (${code}).`,
     network: 'Network problem. Please try again.',
     noLonger: 'Your entry pass is no longer valid. Rejoin the queue from the event page.',
+    left: 'You left, so your turn is over. Taking you back to the waiting room…',
+    slot_ended: 'Your time to choose is up. Taking you back to the waiting room…',
+    idle: 'Your turn was given to the next person while this page was away. Taking you back to the waiting room…',
   },
   ko: {
     timeUp: '좌석 선택 시간이 끝났습니다. 공연 페이지에서 다시 줄을 서 주세요.',
@@ -42,6 +49,9 @@ const strings = {
     holdFailed: (code) => `좌석을 선점하지 못했습니다 (${code}).`,
     network: '네트워크 문제가 있습니다. 다시 시도해 주세요.',
     noLonger: '입장권이 더 이상 유효하지 않습니다. 공연 페이지에서 다시 줄을 서 주세요.',
+    left: '나가셨으므로 차례가 끝났습니다. 대기실로 돌아갑니다…',
+    slot_ended: '좌석 선택 시간이 끝났습니다. 대기실로 돌아갑니다…',
+    idle: '페이지가 응답하지 않는 동안 다음 분에게 차례가 넘어갔습니다. 대기실로 돌아갑니다…',
   },
 };
 const lang = document.documentElement.lang === 'ko' ? 'ko' : 'en';
@@ -60,16 +70,28 @@ function requeue(text) {
   $('requeue').hidden = false;
 }
 
+// end stops the visit: the slot is over (its end, a leave, or refused by
+// the queue), so the page offers the way back and takes it after a few
+// seconds: the event page then offers a new place in line.
+function end(text) {
+  if (over) return;
+  over = true;
+  document.body.dataset.stage = 'over';
+  requeue(text);
+  setTimeout(() => location.replace(`/events/${encodeURIComponent(event)}`), 4000);
+}
+
 function time(d) {
   return new Intl.DateTimeFormat(lang === 'ko' ? 'ko-KR' : 'en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' }).format(d);
 }
 
 function tick() {
+  if (over) return;
   const left = Math.max(0, Math.round((expires - Date.now()) / 1000));
   $('timer-value').textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
   $('timer').dataset.low = left < 60 ? 'true' : 'false';
   if (left === 0) {
-    requeue(t.timeUp);
+    end(t.slot_ended);
     return;
   }
   setTimeout(tick, 1000);
@@ -179,24 +201,38 @@ async function hold() {
 
 // renew keeps the entry token alive: the queue issues short tokens (renewed
 // up to the end of the slot), so the site calls heartbeat while the visitor
-// is here. It is also how a holder is counted back in after the queue lost
-// its state (docs/tier2-store.md).
+// is here, a third of the token's life before it runs out. It is also how a
+// holder is counted back in after the queue lost its state
+// (docs/tier2-store.md), and how a silent tab lets its slot go (the queue
+// frees a slot whose holder stops renewing). A refusal (410: left, slot
+// ended or idle; 401/403 or "not active": no valid pass any more) ends the
+// visit.
 async function renew() {
-  if (Date.now() >= expires) return;
+  if (over || Date.now() >= expires) return;
+  let next = 2000; // a network blip or a 503: try again soon, the token lasts longer
   try {
     const res = await fetch(`/api/queue/heartbeat/${encodeURIComponent(event)}`, { method: 'POST', cache: 'no-store' });
     const body = await res.json().catch(() => ({}));
-    if (res.ok && body.status !== 'active') {
-      requeue(t.noLonger);
+    if (res.ok && body.status === 'active') {
+      tokenExpires = Date.parse(body.tokenExpiresAt) || tokenExpires;
+      next = renewIn();
+    } else if (res.status !== 503 && res.status !== 429) {
+      end(['left', 'slot_ended', 'idle'].includes(body.code) ? t[body.code] : t.noLonger);
       return;
     }
   } catch {
-    // A network blip: the token lasts well beyond the next try.
+    // As above: retry soon.
   }
-  setTimeout(renew, 20000);
+  setTimeout(renew, next);
+}
+
+// renewIn is how long to wait for the next renewal: a third of what is left
+// of the token, between 2 and 20 seconds.
+function renewIn() {
+  return Math.min(Math.max((tokenExpires - Date.now()) / 3, 2000), 20000);
 }
 
 $('hold').addEventListener('click', hold);
 tick();
 load();
-setTimeout(renew, 20000);
+setTimeout(renew, renewIn());

@@ -48,20 +48,26 @@ type visitor struct {
 	entry    string
 	tokenExp time.Time
 	slotEnd  time.Time
-	done     bool // held a slot until its end
+	done     bool // held a slot until its end, or left
+	leftAt   time.Time
 }
 
 // TestSelfHealMidSale: two instances on one redis-server, 300 visitors with
 // Tier 1 positions, threshold 10. Mid-sale the queue's Redis is flushed (or,
-// separately, killed with SIGKILL and restarted empty). Waiting pages poll
-// every nextPoll (1 s) and call check when told not_in_queue; the protected
-// site renews each holder's entry token every second. Throughout, at no
-// moment do more than 10 visitors hold an unexpired entry token; the
+// separately, killed with SIGKILL and restarted empty, or flushed while
+// both instances restart, so that no process remembers anything). Waiting
+// pages poll every nextPoll (1 s) and call check when told not_in_queue;
+// the protected site renews each holder's entry token every second. One
+// visitor in seven leaves two seconds into their slot and comes straight
+// back with the same pass, and everyone whose slot ended tries again too:
+// they are told "done". Throughout, at no moment do more than 10 visitors
+// who have not left hold an unexpired entry token (a leaver's token is
+// refused by heartbeat at once); nobody is handed a second slot; the
 // admissions (first admission of each visitor) follow Tier 1 positions with
 // no inversion; and every visitor, all of whom kept polling, gets a slot.
 func TestSelfHealMidSale(t *testing.T) {
 	t.Parallel()
-	for _, loss := range []string{"flush", "kill -9 and empty restart"} {
+	for _, loss := range []string{"flush", "kill -9 and empty restart", "flush and restart of every instance"} {
 		t.Run(loss, func(t *testing.T) {
 			t.Parallel()
 			selfHeal(t, loss)
@@ -88,17 +94,21 @@ func selfHeal(t *testing.T, loss string) {
 		RecoveryWindow: envconf.Seconds(10 * time.Second), // ≥ 4 s + 5 s skew, ≥ 2 × nextPoll
 	}
 	var apps []*App
-	for range 2 {
-		rdb := redis.NewClient(&redis.Options{Addr: qr.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-		t.Cleanup(func() { rdb.Close() })
-		a, err := Open(cfg, Options{Redis: rdb, ConfigStore: cs, Clock: clk, Notifier: order, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
+	var handlers []http.Handler
+	start := func() {
+		apps, handlers = nil, nil
+		for range 2 {
+			rdb := redis.NewClient(&redis.Options{Addr: qr.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+			t.Cleanup(func() { rdb.Close() })
+			a, err := Open(cfg, Options{Redis: rdb, ConfigStore: cs, Clock: clk, Notifier: order, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Preload(context.Background())
+			apps, handlers = append(apps, a), append(handlers, a.Handler())
 		}
-		a.Preload(context.Background())
-		apps = append(apps, a)
 	}
-	handlers := []http.Handler{apps[0].Handler(), apps[1].Handler()}
+	start()
 	ev := "sale"
 	do := func(h http.Handler, method, path string, v *visitor, body string) (int, map[string]any, *http.Cookie) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -157,7 +167,8 @@ func selfHeal(t *testing.T, loss string) {
 			t.Fatalf("%s: %d visitors hold an unexpired entry token, threshold %d", when, n, threshold)
 		}
 	}
-	// take reads an answer: an active one hands the visitor a (renewed) token.
+	// take reads an answer: an active one hands the visitor a (renewed)
+	// token, for the slot it already had, never a second one.
 	take := func(v *visitor, body map[string]any, c *http.Cookie) {
 		if body["status"] != "active" {
 			return
@@ -169,7 +180,20 @@ func selfHeal(t *testing.T, loss string) {
 		if err != nil || e.UserID != v.uid {
 			t.Fatalf("%s got a bad entry token: %v", v.uid, err)
 		}
+		if !v.slotEnd.IsZero() && !e.SlotEndsAt.Equal(v.slotEnd) {
+			t.Fatalf("%s was handed a second slot (until %v; it had one until %v)", v.uid, e.SlotEndsAt, v.slotEnd)
+		}
 		v.entry, v.tokenExp, v.slotEnd = c.Value, e.ExpiresAt, e.SlotEndsAt
+	}
+	// comeBack is a visitor whose slot is over trying the same pass again.
+	comeBack := func(v *visitor, why string) {
+		code, body, _ := do(handlers[rand.IntN(2)], "POST", "/api/queue/check/"+ev, v, "")
+		if code == http.StatusServiceUnavailable {
+			return
+		}
+		if code != 200 || body["status"] != "done" || body["code"] != why {
+			t.Fatalf("%s back after its slot (%s): %d %v; want done (%s)", v.uid, why, code, body, why)
+		}
 	}
 	// Arrival in Tier 1 order, as Tier 1 releases the line.
 	for _, v := range vs {
@@ -182,12 +206,15 @@ func selfHeal(t *testing.T, loss string) {
 		clk.Advance(time.Second)
 		if sec == lossAt {
 			switch loss {
-			case "flush":
+			case "flush", "flush and restart of every instance":
 				qrdb := redis.NewClient(&redis.Options{Addr: qr.Addr})
 				if err := qrdb.FlushAll(context.Background()).Err(); err != nil {
 					t.Fatal(err)
 				}
 				qrdb.Close()
+				if loss != "flush" {
+					start()
+				}
 			default:
 				qr.Kill9()
 				// One second of outage: every call fails (503), tokens run on.
@@ -224,6 +251,27 @@ func selfHeal(t *testing.T, loss string) {
 			}
 			if !v.slotEnd.IsZero() && !clk.Now().Before(v.slotEnd) {
 				v.done = true // the slot ran out; the site stops renewing
+				v.entry = ""
+				comeBack(v, "slot_ended")
+				continue
+			}
+			if v.pos%7 == 0 && !v.slotEnd.IsZero() && clk.Now().Sub(v.slotEnd.Add(-cfg.ActiveTTL.D())) >= 2*time.Second {
+				// Leaves two seconds in, and tries the same pass again
+				// at once; its old token no longer renews.
+				h := handlers[rand.IntN(2)]
+				code, body, _ := do(h, "POST", "/api/queue/leave/"+ev, v, "")
+				if code == http.StatusServiceUnavailable {
+					continue
+				}
+				if code != 200 {
+					t.Fatalf("%s leaving: %d %v", v.uid, code, body)
+				}
+				v.done, v.leftAt, v.tokenExp = true, clk.Now(), time.Time{}
+				if code, body, _ := do(h, "POST", "/api/queue/heartbeat/"+ev, v, ""); code != http.StatusGone || body["code"] != "left" {
+					t.Fatalf("%s renewing after its leave: %d %v; want 410 left", v.uid, code, body)
+				}
+				v.entry = ""
+				comeBack(v, "left")
 				continue
 			}
 			h := handlers[rand.IntN(2)]

@@ -35,14 +35,15 @@
 -- up (lib.lua seen: the idle limit starts again; a user put back after a
 -- loss claims its slot). During a recovery window (see epoch_of) nobody new
 -- is admitted, but a token holder missing from active who has not left is
--- counted back into it until ARGV[11]. Otherwise, a pass already served
+-- counted back into it until ARGV[11] (once the ledger's replay is done;
+-- before, status "wait" asks them to come back in a moment). Otherwise, a pass already served
 -- (admitted once, or left) is done: status "done" with the reason, and
 -- nothing changes. Otherwise, line empty and fewer than threshold active:
 -- activate until now + TTL. Otherwise queue with ARGV[2] as the base (a
 -- header user served before joins again this way, at the back).
 --
--- Returns lib.lua's view: {status ("queued"|"active"|"done", or "" for a
--- renewal not counted back), activated
+-- Returns lib.lua's view: {status ("queued"|"active"|"done"|"wait", or ""
+-- for a renewal not counted back), activated
 -- (0|1), rank (0-based), queue size, active count, threshold, admissions in
 -- window, slot end ms (0 unless active), relist (the retired tombstone's
 -- token, or "" when there is none), epoch id, recovering until ms, first
@@ -58,7 +59,7 @@ local kind, idle, ledger, retain = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonum
 local renewal = ARGV[16] == '1'
 drop_expired(KEYS[2], now)
 local th = threshold_of(KEYS[4], ARGV[5], ARGV[7])
-local eid, untl = epoch_of(KEYS[8], ARGV[8], ARGV[9], now, tonumber(ARGV[10]), ledger)
+local eid, untl, replaying = epoch_of(KEYS[8], ARGV[8], ARGV[9], now, tonumber(ARGV[10]), ledger)
 local recovering = now < untl
 local holder = tonumber(ARGV[11]) or 0
 
@@ -74,6 +75,10 @@ else
   if slot_of(served) then back = math.min(back, slot_of(served)) end
   if exp then
     status, expires = 'active', seen(KEYS, uid, tonumber(exp), now, idle)
+  elseif recovering and back > now and not is_left(served) and replaying then
+    -- Whether this holder left before the loss, only the ledger's replay
+    -- (in a moment) can tell: ask again then.
+    status = 'wait'
   elseif recovering and back > now and not is_left(served) then
     -- Admitted before the loss: counted again, not admitted anew.
     status, expires = 'active', back

@@ -82,14 +82,15 @@ end
 -- noticed first; if that someone had no memory of the old epoch and started
 -- no window, the window is started from the new epoch's birth (and the
 -- replay awaited).
--- Returns id, until (ms; 0 or past when no window runs). While a replay is
--- pending, until is at least a second after now: nobody new is admitted.
--- A caller without a candidate (candidate nil or '') only reads.
+-- Returns id, until (ms; 0 or past when no window runs), and whether the
+-- replay is pending. While it is, until is at least a second after now:
+-- nobody new is admitted. A caller without a candidate (candidate nil or
+-- '') only reads.
 local function epoch_of(key, known, candidate, now, window, ledger)
   known, window = known or '', tonumber(window) or 0
   local cur = redis.call('HMGET', key, 'id', 'born', 'until', 'replay')
   local id, born, untl, replay = cur[1], tonumber(cur[2]), tonumber(cur[3]), cur[4]
-  if not id and (candidate == nil or candidate == '') then return '', 0 end
+  if not id and (candidate == nil or candidate == '') then return '', 0, false end
   if not id then
     untl, replay = 0, nil
     if known ~= '' then untl = now + window end
@@ -108,7 +109,7 @@ local function epoch_of(key, known, candidate, now, window, ledger)
     end
   end
   if replay == '1' then untl = math.max(untl, now + 1000) end
-  return id, untl
+  return id, untl, replay == '1'
 end
 
 -- epoch_peek reads the epoch without starting one: id ('' when none), until
