@@ -37,6 +37,31 @@ type Results struct {
 
 	Tier1Capacity []Tier1Capacity `json:"tier1Capacity"`
 	Loadtest      LoadtestSummary `json:"loadtest"`
+	// Recovery are rehearsals that lose Tier 2's Redis mid-sale under the
+	// default settings (`-bench.only recovery` measures them alone).
+	Recovery []RecoveryRun `json:"recovery"`
+}
+
+// RecoveryRun is one rehearsal with a loss of Tier 2's Redis, measured
+// with every Tier 2 default. It carries its own provenance, since it may
+// be measured apart from the rest of the suite.
+type RecoveryRun struct {
+	Command     string  `json:"command"`
+	Fault       string  `json:"fault"`
+	MeasuredAt  string  `json:"measuredAt"`
+	Commit      string  `json:"commit"`
+	LoadAverage float64 `json:"loadAverage"`
+	// WindowSeconds is the recovery window the defaults give.
+	WindowSeconds   float64  `json:"windowSeconds"`
+	RecoverySeconds *float64 `json:"recoverySeconds"`
+	Visitors        int64    `json:"visitors"`
+	LostVisitors    int64    `json:"lostVisitors"`
+	InversionsTier2 int64    `json:"inversionsTier2"`
+	OverAdmissions  int64    `json:"overAdmissions"`
+	AdmittedTwice   int64    `json:"admittedTwice"`
+	Reentered       int64    `json:"reentered"`
+	ReentryRefused  int64    `json:"reentryRefused"`
+	WaitErrorMedian float64  `json:"waitErrorMedian"`
 }
 
 // Machine is where the figures were measured.
@@ -188,6 +213,26 @@ func Render(r Results) string {
 	p("| %d | %d | %d | %d / %d | %d / %d | %d | %.0f %% / %.0f %% | %.0f | %.1f | %.1f | %.2f | %s | %.1f |\n",
 		l.Visitors, l.Admitted, l.LostVisitors, l.InversionsTier1, l.InversionsTier2, l.MaxActive, l.Threshold, l.OverAdmissions,
 		100*l.WaitErrorMedian, 100*l.WaitErrorP90, l.RequestsPerSecond, l.AdmissionsPerSecond, l.DurationSeconds, l.RedisCommandsPerRequest, bpw, l.Tier2CheckP99Ms)
+
+	if len(r.Recovery) > 0 {
+		p("\n### Recovery after a loss of Tier 2's Redis (default settings)\n\n")
+		p("The pause after a loss is the recovery window, the entry-token TTL + 5 s; `recovery s` runs from the fault to the first admission after it. ")
+		p("Measured %s at vwr commit %s (1-minute load average %.2f when it started).\n\n", r.Recovery[0].MeasuredAt, r.Recovery[0].Commit, r.Recovery[0].LoadAverage)
+		p("| fault | window s | recovery s | visitors | lost | Tier 2 inversions | over-admissions | admitted twice | re-entries refused | wait-estimate error median |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n")
+		for _, rr := range r.Recovery {
+			rec := "never"
+			if rr.RecoverySeconds != nil {
+				rec = fmt.Sprintf("%.1f", *rr.RecoverySeconds)
+			}
+			p("| %s | %.0f | %s | %d | %d | %d | %d | %d | %d of %d | %.0f %% |\n", rr.Fault, rr.WindowSeconds, rec, rr.Visitors, rr.LostVisitors,
+				rr.InversionsTier2, rr.OverAdmissions, rr.AdmittedTwice, rr.ReentryRefused, rr.Reentered, 100*rr.WaitErrorMedian)
+		}
+		p("\n")
+		for _, rr := range r.Recovery {
+			p("- `%s`\n", rr.Command)
+		}
+	}
 
 	p("\n### Go benchmarks of the check path\n\n| benchmark | ns/op | B/op | allocs/op |\n|---|---:|---:|---:|\n")
 	gb := append([]GoBench{}, r.GoBenchmarks...)

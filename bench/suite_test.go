@@ -37,6 +37,7 @@ var (
 	benchDuration = flag.Duration("bench.duration", 4*time.Second, "measured load per run (after a 0.5 s warm-up)")
 	benchConns    = flag.Int("bench.conns", 32, "concurrent connections of the load generator")
 	benchVisitors = flag.Int("bench.visitors", 10000, "visitors of the loadtest")
+	benchOnly     = flag.String("bench.only", "", "measure only this part and keep the rest of bench/results.json: recovery")
 )
 
 // BenchmarkSuite is `make bench` after the Go benchmarks: it measures
@@ -56,6 +57,21 @@ func BenchmarkSuite(b *testing.B) {
 
 	res := Results{MeasuredAt: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Machine: machine(), Versions: versions(b, root)}
 	bins := b.TempDir()
+	if *benchOnly == "recovery" {
+		run(b, root, nil, "go", "build", "-o", filepath.Join(bins, "vwr"), "./cmd/vwr")
+		old, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(old, &res); err != nil {
+			b.Fatal(err)
+		}
+		res.Recovery = recoveryRuns(b, root, bins, own.Addr, versions(b, root).Commit)
+		writeResults(b, root, res)
+		return
+	} else if *benchOnly != "" {
+		b.Fatalf("-bench.only %q: only recovery can be measured alone", *benchOnly)
+	}
 	for _, c := range [][]string{
 		{"go", "build", "-o", filepath.Join(bins, "queue"), "./services/queue/cmd/queue"},
 		{"go", "build", "-o", filepath.Join(bins, "floor"), "./bench/floor"},
@@ -211,6 +227,12 @@ func BenchmarkSuite(b *testing.B) {
 	_ = os.Remove(filepath.Join(ltDir, "vwr.log"))
 	res.Commands = append(res.Commands, "vwr "+strings.Join(args, " "))
 
+	res.Recovery = recoveryRuns(b, root, bins, own.Addr, res.Versions.Commit)
+	writeResults(b, root, res)
+}
+
+// writeResults writes bench/results.json and BENCHMARKS.md's generated part.
+func writeResults(b *testing.B, root string, res Results) {
 	out, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		b.Fatal(err)
@@ -221,6 +243,39 @@ func BenchmarkSuite(b *testing.B) {
 	if err := updateMD(filepath.Join(root, "BENCHMARKS.md"), res); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// recoveryRuns rehearses a sale that loses Tier 2's Redis 10 s in, with
+// every Tier 2 default: once a FLUSHALL under running instances, once a
+// FLUSHALL while both instances restart (a fifth of the admitted visitors
+// also try their pass again).
+func recoveryRuns(b *testing.B, root, bins, redisAddr, commit string) []RecoveryRun {
+	var out []RecoveryRun
+	window := queue.Config{}.WithDefaults().RecoveryWindow.Seconds()
+	for _, fault := range []struct{ kind, extra string }{{"redis-flush", ""}, {"redis-flush+restart", "0.2"}} {
+		dir := b.TempDir()
+		args := []string{"loadtest", "-visitors", "1000", "-rate", "100", "-threshold", "100", "-dwell", "5s",
+			"-fault", fault.kind + "@10s", "-event", "recovery-" + strings.ReplaceAll(fault.kind, "+", "-"), "-quiet"}
+		if fault.extra != "" {
+			args = append(args, "-reenter", fault.extra)
+		}
+		load := machine().LoadAverage
+		at := time.Now().UTC().Format("2006-01-02 15:04 UTC")
+		run(b, root, []string{"REDIS_URL=redis://" + redisAddr}, append([]string{filepath.Join(bins, "vwr")}, append(args, "-out", dir)...)...)
+		rep := readReport(b, dir)
+		rr := RecoveryRun{
+			Command: "REDIS_URL=redis://127.0.0.1:PORT vwr " + strings.Join(args, " "), Fault: fault.kind, MeasuredAt: at, Commit: commit, LoadAverage: load,
+			WindowSeconds: window, Visitors: rep.Visitors.Total, LostVisitors: rep.LostVisitors, InversionsTier2: rep.Inversions.Tier2,
+			OverAdmissions: rep.OverAdmissions, AdmittedTwice: rep.AdmittedTwice, Reentered: rep.Visitors.Reentered,
+			ReentryRefused: rep.Visitors.ReentryRefused, WaitErrorMedian: rep.WaitEstimateError.Median,
+		}
+		if len(rep.Faults) == 1 {
+			rr.RecoverySeconds = rep.Faults[0].RecoverySeconds
+		}
+		b.Logf("recovery %s: %+v", fault.kind, rr)
+		out = append(out, rr)
+	}
+	return out
 }
 
 // loadRun drives url for benchDuration after a warm-up and returns checks/s

@@ -27,6 +27,7 @@ import (
 	"github.com/vwr-go/vwr/internal/loadtest"
 	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
+	t1redis "github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/services/queue/app"
 )
 
@@ -60,6 +61,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	fs.Var(&faults, "fault", "KIND@DURATION after the first arrival, repeatable; KIND: "+strings.Join(loadtest.FaultKinds, ", "))
 	fs.DurationVar(&cfg.Dwell, "dwell", 5*time.Second, "how long an admitted visitor stays before leaving (±20 %)")
 	fs.IntVar(&cfg.Seats, "seats", 0, fmt.Sprintf("each admitted visitor first holds one of this many seats on the protected site (1..%d, in at most %d rows of %d, rounded up to a full grid; 0: no seat holds)", demo.MaxRows*demo.MaxPerRow, demo.MaxRows, demo.MaxPerRow))
+	fs.Float64Var(&cfg.Reenter, "reenter", 0, "share (0..1) of admitted visitors who leave and try again with the same Tier 1 pass (report: admittedTwice, visitors.reentered/reentryRefused)")
 	fs.IntVar(&cfg.Batch, "batch", 0, "Tier 1 advance per tick (default threshold ÷ dwell in seconds)")
 	fs.Int64Var(&cfg.Pow, "pow", 0, "activate the event with a proof of work of N expected hashes; visitors solve it as the page does (0: none)")
 	fs.Int64Var(&cfg.PowTickets, "pow-tickets", loadtest.DefaultPowTickets, "K in the report's powCost: what K arrivals cost one client")
@@ -82,6 +84,10 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	}
 	if cfg.Visitors < 1 || cfg.Threshold < 1 || cfg.Shards < 1 || cfg.Concurrency < 1 {
 		fmt.Fprintln(inv.Stderr, "vwr loadtest: -visitors, -threshold, -shards and -concurrency must be at least 1")
+		return exitUsage
+	}
+	if cfg.Reenter < 0 || cfg.Reenter > 1 {
+		fmt.Fprintln(inv.Stderr, "vwr loadtest: -reenter must be from 0 to 1")
 		return exitUsage
 	}
 	if cfg.Seats < 0 || cfg.Seats > demo.MaxRows*demo.MaxPerRow {
@@ -265,6 +271,18 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 			return nil, errors.New("redis-restart needs the Redis the tool started: unset REDIS_URL")
 		}
 	}
+	// The event settings (and Tier 2's ledger) on an embedded Redis of
+	// their own, which settings-flush flushes.
+	ms, err := miniredis.Run()
+	if err != nil {
+		return nil, fmt.Errorf("start the settings store's embedded Redis: %w", err)
+	}
+	st.stops = append(st.stops, ms.Close)
+	fastForwardJob(ctx, st, ms)
+	msrdb := redis.NewClient(&redis.Options{Addr: ms.Addr()})
+	st.stops = append(st.stops, func() { _ = msrdb.Close() })
+	s.QueueOptions.ConfigStore = t1redis.New(msrdb)
+
 	rc := &loadtest.RedisCounter{}
 	s.Redis.AddHook(rc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -273,60 +291,71 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	}
 	s.URL = "http://" + ln.Addr().String()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// Both Tier 2 instances are the rehearsal's to restart: the stack
+	// builds the first one's App (Tier 1 and the seat site use its keys)
+	// but neither serves it nor runs its jobs.
+	s.externalQueue = true
 	if err := s.assemble(runCtx); err != nil {
 		cancel()
 		ln.Close()
 		return nil, err
 	}
+	// open builds a fresh Tier 2 App with its own client on the queue's
+	// Redis, counted like the first.
+	open := func(name string) func() (*app.App, redis.UniversalClient, error) {
+		return func() (*app.App, redis.UniversalClient, error) {
+			var rdb redis.UniversalClient
+			if s.Miniredis != nil {
+				rdb = redis.NewClient(&redis.Options{Addr: s.Miniredis.Addr()})
+			} else if rdb, err = redisconn.Open(s.QueueConfig.RedisURL, s.QueueConfig.RedisClusterAddrs); err != nil {
+				return nil, nil, err
+			}
+			rdb.AddHook(rc)
+			opts := s.QueueOptions // the same notifier, clock, settings store and anything else the stack set
+			opts.Redis, opts.Logger = rdb, s.Log.With("instance", name)
+			a, err := app.Open(s.QueueConfig, opts)
+			if err != nil {
+				rdb.Close()
+				return nil, nil, err
+			}
+			return a, rdb, nil
+		}
+	}
+	in1, in2 := &tier2Instance{open: open("1")}, &tier2Instance{open: open("2")}
+	in1.run(runCtx, s.Queue, nil)
+	st.stops = append(st.stops, in1.stop)
+	// The first instance shares the stack's listener: its routes go to it,
+	// the rest (Tier 1, the pages) to the stack.
+	root := http.NewServeMux()
+	for _, p := range s.Queue.API.Routes() {
+		root.Handle(p, in1)
+	}
+	root.Handle("/", s.mux)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := app.Serve(runCtx, ln, tier2Marked(rc, cfg.Event, s.mux), s.Log, s.jobs...); err != nil {
+		if err := app.Serve(runCtx, ln, tier2Marked(rc, cfg.Event, root), s.Log, s.jobs...); err != nil {
 			s.Log.Error("loadtest stack", "err", err.Error())
 		}
 	}()
 	st.stops = append(st.stops, func() { cancel(); <-served })
 
 	// The second Tier 2 instance: its own client, server and worker.
-	var rdb2 redis.UniversalClient
-	if s.Miniredis != nil {
-		rdb2 = redis.NewClient(&redis.Options{Addr: s.Miniredis.Addr()})
-	} else if rdb2, err = redisconn.Open(s.QueueConfig.RedisURL, s.QueueConfig.RedisClusterAddrs); err != nil {
+	if err := in2.restart(runCtx); err != nil {
 		return nil, err
 	}
-	rdb2.AddHook(rc)
-	opts2 := s.QueueOptions // the same notifier, clock and anything else the first instance got
-	opts2.Redis, opts2.Logger = rdb2, s.Log.With("instance", 2)
-	q2, err := app.Open(s.QueueConfig, opts2)
-	if err != nil {
-		rdb2.Close()
-		return nil, err
-	}
-	mux2 := http.NewServeMux()
-	q2.API.Register(mux2)
-	q2.Preload(runCtx)
 	ln2, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		rdb2.Close()
+		in2.stop()
 		return nil, err
 	}
-	srv2 := &http.Server{Handler: tier2Marked(rc, cfg.Event, mux2), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
-	ctx2, kill2 := context.WithCancel(runCtx)
-	var wg2 sync.WaitGroup
-	jobs := q2.Jobs() // the worker, the settings refresh and the clock sync
-	wg2.Add(1 + len(jobs))
-	go func() { defer wg2.Done(); _ = srv2.Serve(ln2) }()
-	for _, job := range jobs {
-		go func() { defer wg2.Done(); job(ctx2) }()
-	}
+	srv2 := &http.Server{Handler: tier2Marked(rc, cfg.Event, in2), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
+	go func() { _ = srv2.Serve(ln2) }()
 	var killOnce sync.Once
 	kill := func() {
 		killOnce.Do(func() {
 			_ = srv2.Close() // abrupt: open connections are cut, as a crash would
-			kill2()
-			wg2.Wait()
-			_ = q2.Close()
-			_ = rdb2.Close()
+			in2.stop()
 		})
 	}
 	st.stops = append(st.stops, kill)
@@ -351,6 +380,18 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 			switch kind {
 			case loadtest.FaultRedisFlush:
 				return "FLUSHALL on Tier 2's Redis", s.Redis.FlushAll(ctx).Err()
+			case loadtest.FaultRedisFlushRestart:
+				if err := s.Redis.FlushAll(ctx).Err(); err != nil {
+					return "", err
+				}
+				start := time.Now()
+				if err := restartAll(runCtx, in1, in2); err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("FLUSHALL on Tier 2's Redis, and both Tier 2 instances restarted at once (back after %.1f s, knowing nothing)", time.Since(start).Seconds()), nil
+			case loadtest.FaultSettingsFlush:
+				ms.FlushAll()
+				return "FLUSHALL on the settings store", nil
 			case loadtest.FaultRedisRestart:
 				m := s.Miniredis
 				if m == nil {

@@ -66,3 +66,83 @@ func TestLoadtestSurvivesRedisFlush(t *testing.T) {
 		t.Errorf("redisBytesPerWaiter %v: a real redis-server answers MEMORY USAGE", rep.RedisBytesPerWaiter)
 	}
 }
+
+// faultReport is what every fault run must show (issue 20): nobody over the
+// threshold, nobody passed over, nobody admitted twice, nobody lost, every
+// visitor through, the only failures 503s (and cut connections) from the
+// fault on, and every re-entry refused.
+func faultReport(t *testing.T, dir string, visitors int64, kind string) (loadtest.Report, loadtest.FaultReport) {
+	t.Helper()
+	rep, _ := readReport(t, dir)
+	if len(rep.Faults) != 1 || rep.Faults[0].Kind != kind || !rep.Faults[0].Injected {
+		t.Fatalf("faults %+v", rep.Faults)
+	}
+	f := rep.Faults[0]
+	var failures int64
+	for ep, codes := range rep.Errors {
+		for code, n := range codes {
+			failures += n
+			if code != "503" && code != "transport" {
+				t.Errorf("%d × %s on %s: only 503s are expected, during the fault", n, code, ep)
+			}
+		}
+	}
+	if failures != f.ErrorCount {
+		t.Errorf("%d failures, %d of them after the fault: none may come before it", failures, f.ErrorCount)
+	}
+	if rep.Inversions.Tier1 != 0 || rep.Inversions.Tier2 != 0 {
+		passed, _ := os.ReadFile(filepath.Join(dir, loadtest.PassedOverFile))
+		t.Errorf("inversions %+v; passed over (seconds since the first arrival):\n%s", rep.Inversions, passed)
+	}
+	if rep.OverAdmissions != 0 || rep.MaxActive > rep.Threshold {
+		t.Errorf("%d over-admissions, %d active at most of %d", rep.OverAdmissions, rep.MaxActive, rep.Threshold)
+	}
+	if rep.AdmittedTwice != 0 {
+		t.Errorf("%d visitors admitted twice", rep.AdmittedTwice)
+	}
+	if rep.LostVisitors != 0 || rep.Visitors.Admitted != visitors || rep.Visitors.Unfinished != 0 {
+		t.Errorf("lost %d, visitors %+v", rep.LostVisitors, rep.Visitors)
+	}
+	if v := rep.Visitors; v.Reentered == 0 || v.ReentryRefused != v.Reentered {
+		t.Errorf("re-entry: %d tried the same pass again, %d told done; want all of them (and some)", v.Reentered, v.ReentryRefused)
+	}
+	if f.RecoverySeconds == nil {
+		t.Errorf("admissions never resumed after the fault: %+v", f)
+	}
+	return rep, f
+}
+
+// TestLoadtestFlushAndRestartDefaults: 1,000 visitors with every Tier 2
+// default (20 s tokens, 25 s recovery window). Tier 2's Redis is flushed
+// and both instances restart at the same moment, so no process remembers
+// the event; a fifth of the admitted visitors leave and try their pass
+// again. The loss is found from the epoch kept with the event's settings,
+// and admissions resume within 30 s.
+func TestLoadtestFlushAndRestartDefaults(t *testing.T) {
+	own := testenv.NewOwnRedis(t)
+	dir, stdout := runLoadtestCLI(t, map[string]string{"REDIS_URL": "redis://" + own.Addr},
+		"-visitors", "1000", "-rate", "100", "-threshold", "100", "-dwell", "1s", "-batch", "100", "-reenter", "0.2",
+		"-event", testenv.UniqueID(t), "-fault", "redis-flush+restart@6s", "-timeout", "4m")
+	t.Logf("summary:\n%s", stdout)
+	_, f := faultReport(t, dir, 1000, loadtest.FaultRedisFlushRestart)
+	if f.RecoverySeconds != nil && *f.RecoverySeconds > 30 {
+		t.Errorf("admissions resumed %.1f s after the fault, want ≤ 30 with the defaults", *f.RecoverySeconds)
+	}
+}
+
+// TestLoadtestSettingsFlush: 1,000 visitors; the settings store loses
+// everything mid-sale. The instances write the event back, nobody hears a
+// 404, and the sale goes on without a pause.
+func TestLoadtestSettingsFlush(t *testing.T) {
+	dir, stdout := runLoadtestCLI(t, map[string]string{},
+		"-visitors", "1000", "-rate", "100", "-threshold", "100", "-dwell", "1s", "-batch", "100", "-reenter", "0.1",
+		"-event", testenv.UniqueID(t), "-fault", "settings-flush@4s", "-timeout", "3m")
+	t.Logf("summary:\n%s", stdout)
+	rep, f := faultReport(t, dir, 1000, loadtest.FaultSettingsFlush)
+	if f.ErrorCount != 0 || f.RecoverySeconds == nil || *f.RecoverySeconds > 5 {
+		t.Errorf("settings flush: %d errors, admitting again after %v s; want none and at once", f.ErrorCount, f.RecoverySeconds)
+	}
+	if rep.Faults[0].Note == "" {
+		t.Error("no note on the fault")
+	}
+}

@@ -55,7 +55,7 @@ func TestLoadtestReportSchema(t *testing.T) {
 	rep, raw := readReport(t, dir)
 
 	want := []string{"visitors", "errors", "latencyMs", "throughputPerSecond", "inversions", "maxActive", "threshold",
-		"overAdmissions", "waitEstimateError", "backendOpsPerVisitor", "redisBytesPerWaiter", "lostVisitors", "faults"}
+		"overAdmissions", "admittedTwice", "waitEstimateError", "backendOpsPerVisitor", "redisBytesPerWaiter", "lostVisitors", "faults"}
 	if len(raw) != len(want) {
 		t.Errorf("top-level keys %v, want exactly %v", keys(raw), want)
 	}
@@ -80,7 +80,7 @@ func TestLoadtestReportSchema(t *testing.T) {
 	}
 
 	vis, _ := raw["visitors"].(map[string]any)
-	for _, f := range []string{"seatsHeld", "soldOut", "seatsHeldTwice"} {
+	for _, f := range []string{"seatsHeld", "soldOut", "seatsHeldTwice", "reentered", "reentryRefused"} {
 		if _, ok := vis[f]; !ok {
 			t.Errorf("visitors lacks %q", f)
 		}

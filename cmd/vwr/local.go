@@ -97,6 +97,10 @@ type localStack struct {
 	// SDK's own endpoint (`vwr loadtest` puts a proxy it can cut there).
 	SQSEndpoint string
 
+	// externalQueue leaves serving the queue's API and running its jobs
+	// to the caller (`vwr loadtest`, which restarts Tier 2 instances).
+	externalQueue bool
+
 	out      io.Writer
 	mux      *http.ServeMux
 	patterns map[string]bool
@@ -288,12 +292,14 @@ func (s *localStack) assemble(ctx context.Context) error {
 	if err := q.WaitReady(ctx); err != nil {
 		return err
 	}
-	q.API.Register(s.mux)
-	for _, p := range q.API.Routes() {
-		s.patterns[p] = true
-	}
-	for _, job := range q.Jobs() {
-		s.Go(job)
+	if !s.externalQueue {
+		q.API.Register(s.mux)
+		for _, p := range q.API.Routes() {
+			s.patterns[p] = true
+		}
+		for _, job := range q.Jobs() {
+			s.Go(job)
+		}
 	}
 	qc, wc := q.Config.Queue(), q.Config.Worker()
 	s.Notef("Tier 2 queue: threshold %d, active TTL %s, admission every %s (batch %d), stale cleanup every %s",

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/vwr-go/vwr/internal/draw"
 	"github.com/vwr-go/vwr/internal/draw/localbeacon"
 	"github.com/vwr-go/vwr/internal/tier1"
@@ -23,9 +26,10 @@ import (
 
 // Tier 1 in `vwr local`: the same net/http handlers the Lambdas run behind
 // API Gateway, served at /vwr-api/vwr/… with the /vwr-api prefix stripped (as
-// CloudFront does in front of API Gateway). The store is the Redis the queue
-// uses (embedded or REDIS_URL) unless VWR_TIER1_STORE says otherwise; a
-// ticker stands in for the EventBridge schedule.
+// CloudFront does in front of API Gateway). The store is Redis unless
+// VWR_TIER1_STORE says otherwise: an embedded one of its own beside the
+// queue's embedded one, or the queue's server with REDIS_URL
+// (localTier1Store); a ticker stands in for the EventBridge schedule.
 
 // Tier1Prefix is where `vwr local` mounts Tier 1.
 const Tier1Prefix = "/vwr-api"
@@ -90,7 +94,9 @@ func configureTier1(s *localStack) error {
 	if err != nil {
 		return err
 	}
-	s.QueueOptions.ConfigStore = store
+	if s.QueueOptions.ConfigStore == nil {
+		s.QueueOptions.ConfigStore = store
+	}
 	tier1Setups.Store(s, &localTier1{cfg: cfg, tick: tick, store: store, storeNote: storeNote})
 	return nil
 }
@@ -152,12 +158,25 @@ func tier1Tick(cfg tier1app.Config) (time.Duration, error) {
 	return tick, nil
 }
 
-// localTier1Store returns the Redis store on the stack's Redis (embedded or
-// REDIS_URL) unless VWR_TIER1_STORE chose otherwise; DynamoDB tables are
-// created if missing.
+// localTier1Store returns the Redis store unless VWR_TIER1_STORE chose
+// otherwise: on an embedded Redis of its own when the queue's is embedded
+// too, so that a FLUSHALL of the queue's Redis cannot reach Tier 1's state
+// or the event settings kept with it; on the queue's server with REDIS_URL
+// (the instance then writes the settings back after a flush). DynamoDB
+// tables are created if missing.
 func localTier1Store(ctx context.Context, s *localStack, cfg tier1app.Config) (tier1store.Store, string, error) {
 	if cfg.Store == tier1app.StoreRedis && cfg.RedisURL == "" {
-		return redisstore.New(s.Redis), "the queue's Redis", nil
+		if s.Miniredis == nil {
+			return redisstore.New(s.Redis), "the queue's Redis", nil
+		}
+		m, err := miniredis.Run()
+		if err != nil {
+			return nil, "", fmt.Errorf("start Tier 1's embedded Redis: %w", err)
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		s.Go(func(ctx context.Context) { fastForward(ctx, m) })
+		s.OnStop(func() { _ = rdb.Close(); m.Close() })
+		return redisstore.New(rdb), "an embedded Redis of its own, apart from the queue's", nil
 	}
 	if cfg.Store == tier1app.StoreDynamoDB && len(s.Tier1DynamoOptions) > 0 {
 		d := cfg.Dynamo()

@@ -60,7 +60,7 @@ func TestLocalTier1(t *testing.T) {
 	base, out := startLocal(t, nil, "-tier1-tick", "200ms")
 	api := base + "/vwr-api"
 	for _, want := range []string{
-		"Tier 1 at /vwr-api/vwr/… on the queue's Redis; advancer ticks every 200ms",
+		"Tier 1 at /vwr-api/vwr/… on an embedded Redis of its own, apart from the queue's; advancer ticks every 200ms",
 		"operate events with: vwr admin <action> -url http://127.0.0.1:",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -57,6 +57,15 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 		if v.soldOut {
 			vr.SoldOut++
 		}
+		if v.reentries > 0 {
+			vr.Reentered++
+		}
+		if v.refused {
+			vr.ReentryRefused++
+		}
+		if len(v.slots) > 1 {
+			rep.AdmittedTwice++
+		}
 		switch {
 		case v.stage != stageDone:
 			vr.Unfinished++

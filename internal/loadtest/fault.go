@@ -8,15 +8,19 @@ import (
 
 // Fault kinds the in-process target knows how to inject.
 const (
-	FaultRedisFlush   = "redis-flush"   // FLUSHALL on Tier 2's Redis
-	FaultRedisRestart = "redis-restart" // stop Tier 2's Redis and start it again empty (tool-started server only)
-	FaultSQSDown      = "sqs-down"      // the SQS endpoint stops answering for SQSDownFor
-	FaultTier2Kill    = "tier2-kill"    // one of the two Tier 2 instances dies for good
-	FaultJunkEvents   = "junk-events"   // unconfigured event ids arrive at Config.JunkRate from then on
+	FaultRedisFlush = "redis-flush" // FLUSHALL on Tier 2's Redis
+	// FaultRedisFlushRestart flushes Tier 2's Redis and restarts every
+	// Tier 2 instance at the same moment: no process remembers anything.
+	FaultRedisFlushRestart = "redis-flush+restart"
+	FaultRedisRestart      = "redis-restart"  // stop Tier 2's Redis and start it again empty (tool-started server only)
+	FaultSettingsFlush     = "settings-flush" // the durable settings store loses everything
+	FaultSQSDown           = "sqs-down"       // the SQS endpoint stops answering for SQSDownFor
+	FaultTier2Kill         = "tier2-kill"     // one of the two Tier 2 instances dies for good
+	FaultJunkEvents        = "junk-events"    // unconfigured event ids arrive at Config.JunkRate from then on
 )
 
 // FaultKinds lists every kind, in the order the docs give them.
-var FaultKinds = []string{FaultRedisFlush, FaultRedisRestart, FaultSQSDown, FaultTier2Kill, FaultJunkEvents}
+var FaultKinds = []string{FaultRedisFlush, FaultRedisFlushRestart, FaultRedisRestart, FaultSettingsFlush, FaultSQSDown, FaultTier2Kill, FaultJunkEvents}
 
 // Fault is one -fault KIND@DURATION: inject Kind At after the first arrival.
 type Fault struct {

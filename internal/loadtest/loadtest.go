@@ -47,6 +47,10 @@ type Config struct {
 	// PowTickets is K in the report's cost for one client (10,000).
 	Pow        int64
 	PowTickets int64
+	// Reenter is the share (0…1) of admitted visitors who, once they have
+	// left, try again with the same Tier 1 pass, as a hostile visitor
+	// would, and keep trying while that works (up to maxReentries times).
+	Reenter float64
 
 	Concurrency int           // requests in flight at most
 	Timeout     time.Duration // the whole run; visitors still waiting then are unfinished

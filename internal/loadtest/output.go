@@ -100,8 +100,11 @@ func Summary(w io.Writer, rep Report) {
 	}
 	fmt.Fprintf(w, "  throughput: %.0f requests/s, %.1f admissions/s (peak %d in one second)\n",
 		rep.ThroughputPerSecond.Requests, rep.ThroughputPerSecond.Admissions, rep.ThroughputPerSecond.PeakAdmissions)
-	fmt.Fprintf(w, "  order: %d Tier 1 and %d Tier 2 inversions; active at most %d of threshold %d (%d over-admissions)\n",
-		rep.Inversions.Tier1, rep.Inversions.Tier2, rep.MaxActive, rep.Threshold, rep.OverAdmissions)
+	fmt.Fprintf(w, "  order: %d Tier 1 and %d Tier 2 inversions; active at most %d of threshold %d (%d over-admissions); %d admitted twice\n",
+		rep.Inversions.Tier1, rep.Inversions.Tier2, rep.MaxActive, rep.Threshold, rep.OverAdmissions, rep.AdmittedTwice)
+	if v.Reentered > 0 {
+		fmt.Fprintf(w, "  re-entry: %d left and tried the same pass again, %d told done\n", v.Reentered, v.ReentryRefused)
+	}
 	fmt.Fprintf(w, "  Tier 2 wait estimate error: median %.0f %%, p90 %.0f %% (%d visitors)\n",
 		100*rep.WaitEstimateError.Median, 100*rep.WaitEstimateError.P90, rep.WaitEstimateError.Samples)
 	b := rep.BackendOpsPerVisitor

@@ -1,20 +1,24 @@
 package loadtest
 
-// Report is report.json. Its top-level keys are exactly the ones issue 10
-// names; everything else sits inside them.
+// Report is report.json. Its top-level keys are exactly the ones issues 10
+// and 20 name; everything else sits inside them.
 type Report struct {
-	Visitors             VisitorsReport              `json:"visitors"`
-	Errors               map[string]map[string]int64 `json:"errors"` // endpoint → status code (or "transport") → count
-	LatencyMs            map[string]Latency          `json:"latencyMs"`
-	ThroughputPerSecond  Throughput                  `json:"throughputPerSecond"`
-	Inversions           Inversions                  `json:"inversions"`
-	MaxActive            int64                       `json:"maxActive"`
-	Threshold            int64                       `json:"threshold"`
-	OverAdmissions       int64                       `json:"overAdmissions"`
-	WaitEstimateError    WaitError                   `json:"waitEstimateError"`
-	BackendOpsPerVisitor BackendOps                  `json:"backendOpsPerVisitor"`
-	RedisBytesPerWaiter  *float64                    `json:"redisBytesPerWaiter"` // null when the server cannot tell (embedded Redis has no MEMORY USAGE)
-	LostVisitors         int64                       `json:"lostVisitors"`
+	Visitors            VisitorsReport              `json:"visitors"`
+	Errors              map[string]map[string]int64 `json:"errors"` // endpoint → status code (or "transport") → count
+	LatencyMs           map[string]Latency          `json:"latencyMs"`
+	ThroughputPerSecond Throughput                  `json:"throughputPerSecond"`
+	Inversions          Inversions                  `json:"inversions"`
+	MaxActive           int64                       `json:"maxActive"`
+	Threshold           int64                       `json:"threshold"`
+	OverAdmissions      int64                       `json:"overAdmissions"`
+	// AdmittedTwice counts visitors shown two different slots for one
+	// Tier 1 pass (re-entry after leaving, or a loss that admitted them
+	// again). Goal 0.
+	AdmittedTwice        int64      `json:"admittedTwice"`
+	WaitEstimateError    WaitError  `json:"waitEstimateError"`
+	BackendOpsPerVisitor BackendOps `json:"backendOpsPerVisitor"`
+	RedisBytesPerWaiter  *float64   `json:"redisBytesPerWaiter"` // null when the server cannot tell (embedded Redis has no MEMORY USAGE)
+	LostVisitors         int64      `json:"lostVisitors"`
 	// Faults: add new figures inside these keys, never beside them.
 	Faults []FaultReport `json:"faults"`
 }
@@ -35,6 +39,8 @@ type VisitorsReport struct {
 	SeatsHeld       int64   `json:"seatsHeld"`       // held a seat on the protected site (-seats)
 	SoldOut         int64   `json:"soldOut"`         // found every seat taken
 	SeatsHeldTwice  int64   `json:"seatsHeldTwice"`  // seats two visitors were told they hold (goal 0)
+	Reentered       int64   `json:"reentered"`       // left and tried the same pass again (-reenter)
+	ReentryRefused  int64   `json:"reentryRefused"`  // … and were told "done" (the goal: all of them)
 	DurationSeconds float64 `json:"durationSeconds"` // first arrival to last visitor done
 	Seed            uint64  `json:"seed"`
 	Target          string  `json:"target"` // "in-process vwr local (…)" or the -base URL

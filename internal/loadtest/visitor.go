@@ -17,10 +17,11 @@ import (
 type stage int
 
 const (
-	stageTier1 stage = iota // the Tier 1 waiting page (vwr.js)
-	stageTier2              // the Tier 2 queue page (queue.js)
-	stageSeat               // admitted; holds a seat on the protected site (Config.Seats)
-	stageDwell              // admitted, on the protected site; next: leave
+	stageTier1   stage = iota // the Tier 1 waiting page (vwr.js)
+	stageTier2                // the Tier 2 queue page (queue.js)
+	stageSeat                 // admitted; holds a seat on the protected site (Config.Seats)
+	stageDwell                // admitted, on the protected site; next: leave (or renew)
+	stageReenter              // left, and tries the same pass again (Config.Reenter)
 	stageDone
 )
 
@@ -78,12 +79,18 @@ type visitor struct {
 	leaveSent      time.Time
 	left           bool
 	finished       time.Time
+	dwellEnds      time.Time       // when the visitor means to leave
+	slots          map[string]bool // the slot ends (expiresAt) of every active answer
+	reenters       bool            // will try the same pass again after leaving
+	reentries      int             // times it did
+	refused        bool            // was told "done" when it tried again
 }
 
 func newVisitor(r *run, id int, seed uint64) *visitor {
 	v := &visitor{r: r, id: id, rng: rand.New(rand.NewPCG(seed, uint64(id)+1))}
 	v.idem = v.newKey()
 	v.tier2 = id % len(r.t.Tier2)
+	v.reenters = v.rng.Float64() < r.cfg.Reenter
 	return v
 }
 
@@ -102,7 +109,9 @@ func (v *visitor) step(ctx context.Context) (time.Duration, bool) {
 	case stageSeat:
 		return v.holdSeat(ctx)
 	case stageDwell:
-		return v.leave(ctx)
+		return v.dwell(ctx)
+	case stageReenter:
+		return v.reenter(ctx)
 	}
 	return 0, true
 }
@@ -250,6 +259,7 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		NextPoll        float64 `json:"nextPoll"`
 		RecoveringUntil string  `json:"recoveringUntil"`
 		EntryToken      string  `json:"entryToken"`
+		ExpiresAt       string  `json:"expiresAt"`
 	}
 	if err := res.decode(&b); err != nil {
 		switch {
@@ -275,6 +285,7 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		v.activeSent, v.activeRecv = res.sent, res.recv
 		v.direct = v.t2FirstQueued.IsZero()
 		v.entry = b.EntryToken
+		v.sawSlot(b.ExpiresAt)
 		if v.r.cfg.Seats > 0 {
 			v.stage, v.failures = stageSeat, 0
 			return 0, false
@@ -289,9 +300,86 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 	return jitter(time.Duration(min(max(b.NextPoll, 1), 60)*float64(time.Second)), 0.2, v.rng), false
 }
 
+// sawSlot notes the slot an active answer names (its end): a visitor
+// shown two different slots was admitted twice.
+func (v *visitor) sawSlot(expiresAt string) {
+	if v.slots == nil {
+		v.slots = map[string]bool{}
+	}
+	v.slots[expiresAt] = true
+}
+
 func (v *visitor) toDwell() (time.Duration, bool) {
 	v.stage = stageDwell
-	return jitter(v.r.cfg.Dwell, 0.2, v.rng), false
+	d := jitter(v.r.cfg.Dwell, 0.2, v.rng)
+	v.dwellEnds = v.r.cfg.Clock.Now().Add(d)
+	return min(d, RenewEvery), false
+}
+
+// RenewEvery is how often a visitor who stays renews the slot, as the
+// seat page does (a third of the default 20 s entry token): the queue
+// frees the slot of a holder who stops.
+const RenewEvery = 7 * time.Second
+
+// dwell is the protected site while the visitor stays: renew the slot
+// through heartbeat until the dwell is over, then leave. A refused renewal
+// (410: the slot is over) ends the visit as the seat page does.
+func (v *visitor) dwell(ctx context.Context) (time.Duration, bool) {
+	left := v.dwellEnds.Sub(v.r.cfg.Clock.Now())
+	if left < 50*time.Millisecond { // timers fire a little early or late
+		return v.leave(ctx)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + v.pass, "Cookie": (&http.Cookie{Name: token.EntryCookie, Value: v.entry}).String()}
+	res := v.r.call(ctx, "tier2.heartbeat", http.MethodPost, v.api2("heartbeat"), auth, nil)
+	var b struct {
+		Status     string `json:"status"`
+		EntryToken string `json:"entryToken"`
+		ExpiresAt  string `json:"expiresAt"`
+	}
+	switch {
+	case res.decode(&b) == nil && b.Status == "active":
+		v.entry = b.EntryToken
+		v.sawSlot(b.ExpiresAt)
+	case res.status == http.StatusGone:
+		return v.done()
+	}
+	return min(left, RenewEvery), false
+}
+
+// maxReentries bounds how often a re-entering visitor comes back.
+const maxReentries = 3
+
+// reenter is a visitor who left and checks again with the same pass, as
+// a hostile one would, polling while queued. Admitted again (a second slot)
+// it stays and leaves as before, then tries once more; told "done" it
+// stops.
+func (v *visitor) reenter(ctx context.Context) (time.Duration, bool) {
+	res := v.r.call(ctx, "tier2.reenter", http.MethodPost, v.api2("check"), map[string]string{"Authorization": "Bearer " + v.pass}, nil)
+	var b struct {
+		Status     string  `json:"status"`
+		NextPoll   float64 `json:"nextPoll"`
+		EntryToken string  `json:"entryToken"`
+		ExpiresAt  string  `json:"expiresAt"`
+	}
+	if err := res.decode(&b); err != nil {
+		if finalError(res.status) {
+			return v.done()
+		}
+		v.failures++
+		return v.backoff(res.retryAfter), false
+	}
+	v.failures = 0
+	switch b.Status {
+	case "done":
+		v.refused = true
+		return v.done()
+	case "active":
+		v.entry = b.EntryToken
+		v.sawSlot(b.ExpiresAt)
+		v.left = false
+		return v.toDwell()
+	}
+	return jitter(time.Duration(min(max(b.NextPoll, 1), 60)*float64(time.Second)), 0.2, v.rng), false
 }
 
 // maxSeatTries bounds how often a visitor who keeps losing a seat to
@@ -369,6 +457,11 @@ func (v *visitor) leave(ctx context.Context) (time.Duration, bool) {
 	var b json.RawMessage
 	if res.decode(&b) == nil {
 		v.left = true
+		if v.reenters && v.reentries < maxReentries {
+			v.reentries++
+			v.stage = stageReenter
+			return 0, false
+		}
 		return v.done()
 	}
 	if res.status == 0 {

@@ -168,6 +168,9 @@ type Service struct {
 	// ledger is the durable copy of every event's served record (nil: none,
 	// as in open-events mode): what a lost store is rebuilt from.
 	ledger Ledger
+	// onLoss hears of each event whose loss this instance finds (the
+	// worker, which replays the ledger at once); nil: nobody.
+	onLoss func(eventID string)
 }
 
 // New returns a Service. A nil Notifier or clock gets a no-op notifier or the
@@ -259,6 +262,9 @@ func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []
 	}
 	var users []Served
 	if k != "" {
+		if s.onLoss != nil {
+			s.onLoss(eventID)
+		}
 		now := s.clk.Now()
 		if users = s.unclaimed.pending(eventID, now); len(users) > 0 {
 			start := time.Now()

@@ -60,6 +60,10 @@ type Worker struct {
 	svc *Service
 	cfg WorkerConfig
 	log *slog.Logger
+	// losses are events whose loss this instance just found: Run passes
+	// over them at once, so the ledger's replay does not wait for the next
+	// admission interval.
+	losses chan string
 }
 
 // NewWorker returns a worker over svc's store and configuration. A nil logger
@@ -68,7 +72,18 @@ func NewWorker(svc *Service, cfg WorkerConfig, log *slog.Logger) *Worker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log}
+	w := &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log, losses: make(chan string, 64)}
+	svc.onLoss = w.lossFound
+	return w
+}
+
+// lossFound asks Run to pass over eventID now; it never blocks (a full
+// queue only delays the pass to the next interval).
+func (w *Worker) lossFound(eventID string) {
+	select {
+	case w.losses <- eventID:
+	default:
+	}
 }
 
 // Run admits every AdmissionInterval, cleans up every StaleCleanupInterval
@@ -84,6 +99,10 @@ func (w *Worker) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case ev := <-w.losses:
+			if _, err := w.admitEvent(ctx, ev); err != nil && ctx.Err() == nil {
+				w.log.Error("admission pass after a loss failed", "event", ev, "err", err)
+			}
 		case <-watch.C:
 			if n, err := w.WatchLossesOnce(ctx); err != nil && ctx.Err() == nil {
 				w.log.Warn("loss watch failed", "restored", n, "err", err)
