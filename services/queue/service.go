@@ -226,6 +226,36 @@ func (s *Service) threshold(eventID string) (n int64, fixed bool, err error) {
 	return es.Threshold, true, nil
 }
 
+// errSettingsLost is why an event the settings do not know, but the queue's
+// store has state for, is 503 rather than 404: the settings store lost it,
+// and an instance that still knows it writes it back within a refresh (or
+// an operator configures it again).
+var errSettingsLost = errors.New("the event has queue state but no settings: the settings store may have lost them")
+
+// visitorThreshold is threshold for a visitor's or an admin's request: an
+// event the settings do not know is 404 unless the queue's store holds an
+// epoch for it, which only a configured event ever gets (then 503 until
+// the settings are back, never a wrong 404).
+func (s *Service) visitorThreshold(ctx context.Context, eventID string) (int64, bool, error) {
+	n, fixed, err := s.threshold(eventID)
+	if !errors.Is(err, ErrUnknownEvent) {
+		return n, fixed, err
+	}
+	if _, known := s.settings.Lookup(eventID); known {
+		return n, fixed, err // configured, and closed
+	}
+	start := time.Now()
+	id, serr := s.store.EpochOf(ctx, eventID)
+	s.observe("epoch", start, serr)
+	switch {
+	case serr != nil:
+		return 0, false, unavailable("epoch", eventID, serr)
+	case id != "":
+		return 0, false, unavailable("settings", eventID, errSettingsLost)
+	}
+	return n, fixed, err
+}
+
 // epochInput is what a per-event step needs to detect a loss of eventID's
 // state: the epoch this instance saw last, or, before it saw any (a fresh
 // instance), the one the durable settings keep.
@@ -343,7 +373,7 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
-	th, fixed, err := s.threshold(eventID)
+	th, fixed, err := s.visitorThreshold(ctx, eventID)
 	if err != nil {
 		return View{}, err
 	}
@@ -406,7 +436,7 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	if err := validate(eventID, who.UserID); err != nil {
 		return View{}, err
 	}
-	th, fixed, err := s.threshold(eventID)
+	th, fixed, err := s.visitorThreshold(ctx, eventID)
 	if err != nil {
 		return View{}, err
 	}
@@ -582,7 +612,7 @@ func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool
 	if err := validate(eventID, userID); err != nil {
 		return false, err
 	}
-	if _, _, err := s.threshold(eventID); err != nil {
+	if _, _, err := s.visitorThreshold(ctx, eventID); err != nil {
 		return false, err
 	}
 	start := time.Now()
@@ -633,7 +663,7 @@ func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
 	if !ValidID(eventID) {
 		return Stats{}, ErrInvalidEvent
 	}
-	th, fixed, err := s.threshold(eventID)
+	th, fixed, err := s.visitorThreshold(ctx, eventID)
 	if err != nil {
 		return Stats{}, err
 	}

@@ -66,7 +66,13 @@ func newPair(t *testing.T, threshold int, cfg Config) *pair {
 // ones' memory survives, as when every process restarts.
 func (p *pair) restart() {
 	p.t.Helper()
-	for i := range p.apps {
+	p.restartOf(0, 1)
+}
+
+// restartOf replaces the given instances with fresh ones.
+func (p *pair) restartOf(which ...int) {
+	p.t.Helper()
+	for _, i := range which {
 		rdb := redis.NewClient(&redis.Options{Addr: p.qr.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 		p.t.Cleanup(func() { rdb.Close() })
 		a, err := Open(p.cfg, Options{Redis: rdb, ConfigStore: p.cs, Clock: p.clk, Notifier: p.order, Logger: slog.New(slog.DiscardHandler)})
@@ -432,9 +438,11 @@ func TestLossFoundAfterEveryInstanceRestarts(t *testing.T) {
 	}
 }
 
-// TestSettingsStoreLossDoesNotSplit: the settings store loses everything.
-// Writes made afterwards reach both instances within one refresh, the
-// events nobody rewrote stay (never 404) on both and after both restart,
+// TestSettingsStoreLossDoesNotSplit: the settings store loses everything,
+// and one instance restarts just then. Until the other writes the events
+// back, the fresh one answers 503 (never 404) for an event the queue holds
+// state for. Writes made after the loss reach both instances within one
+// refresh, the events nobody rewrote stay on both and after both restart,
 // and a changed threshold is the same everywhere.
 func TestSettingsStoreLossDoesNotSplit(t *testing.T) {
 	t.Parallel()
@@ -452,6 +460,21 @@ func TestSettingsStoreLossDoesNotSplit(t *testing.T) {
 		}
 	}
 	refresh()
+	// A visitor of "kept": the queue now holds state (an epoch) for it.
+	pass, err := p.t1.IssueTier1(token.Tier1{Subject: "k1", EventID: "kept", Position: 1, IssuedAt: p.clk.Now(), ExpiresAt: p.clk.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKept := func(i int) int {
+		req := httptest.NewRequest("POST", "/api/queue/check/kept", nil)
+		req.Header.Set("Authorization", "Bearer "+pass)
+		rec := httptest.NewRecorder()
+		p.apps[i].Handler().ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if code := checkKept(1); code != 200 {
+		t.Fatalf("check of kept: %d", code)
+	}
 	// The store loses its data: every key under its prefix.
 	ctx := context.Background()
 	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
@@ -462,6 +485,16 @@ func TestSettingsStoreLossDoesNotSplit(t *testing.T) {
 	}
 	if err := crdb.Del(ctx, keys...).Err(); err != nil {
 		t.Fatal(err)
+	}
+	// Instance 1 restarts now: it learns of no event at all. For one the
+	// queue holds state for it answers 503 (retry), never 404; an event
+	// that never was is 404.
+	p.restartOf(1)
+	if code := checkKept(1); code != 503 {
+		t.Fatalf("a fresh instance, kept after the loss: %d, want 503 until the settings are back", code)
+	}
+	if code, body, _ := p.admin(1, "GET", "/api/queue/admin/stats/never", ""); code != 404 || body["code"] != "unknown_event" {
+		t.Fatalf("an event that never was: %d %v, want 404", code, body)
 	}
 	// Instance 0 writes one of them again, and a new event.
 	for ev, th := range map[string]int{"changed": 2, "new": 4} {
@@ -482,6 +515,9 @@ func TestSettingsStoreLossDoesNotSplit(t *testing.T) {
 		}
 	}
 	agree("one refresh after the loss")
+	if code := checkKept(1); code != 200 {
+		t.Fatalf("the fresh instance, kept after the write-back: %d", code)
+	}
 	if p.apps[0].Settings.Losses()+p.apps[1].Settings.Losses() == 0 {
 		t.Fatal("nobody noticed the loss")
 	}
