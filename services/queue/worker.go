@@ -60,10 +60,13 @@ type Worker struct {
 	svc *Service
 	cfg WorkerConfig
 	log *slog.Logger
-	// losses are events whose loss this instance just found: Run passes
-	// over them at once, so the ledger's replay does not wait for the next
-	// admission interval.
-	losses chan string
+	// soon are events whose loss this instance just found, or whose
+	// recovery window just ended: Run passes over them at once, so neither
+	// the ledger's replay nor the first admission after the window waits
+	// for the next admission interval.
+	soon chan string
+	// windowEnds are the recovery windows a timer is armed for.
+	windowEnds sync.Map // event id + window end → true
 }
 
 // NewWorker returns a worker over svc's store and configuration. A nil logger
@@ -72,16 +75,16 @@ func NewWorker(svc *Service, cfg WorkerConfig, log *slog.Logger) *Worker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log, losses: make(chan string, 64)}
-	svc.onLoss = w.lossFound
+	w := &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log, soon: make(chan string, 64)}
+	svc.onLoss = w.passNow
 	return w
 }
 
-// lossFound asks Run to pass over eventID now; it never blocks (a full
+// passNow asks Run to pass over eventID now; it never blocks (a full
 // queue only delays the pass to the next interval).
-func (w *Worker) lossFound(eventID string) {
+func (w *Worker) passNow(eventID string) {
 	select {
-	case w.losses <- eventID:
+	case w.soon <- eventID:
 	default:
 	}
 }
@@ -99,9 +102,9 @@ func (w *Worker) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case ev := <-w.losses:
+		case ev := <-w.soon:
 			if _, err := w.admitEvent(ctx, ev); err != nil && ctx.Err() == nil {
-				w.log.Error("admission pass after a loss failed", "event", ev, "err", err)
+				w.log.Error("admission pass after a loss or a recovery window failed", "event", ev, "err", err)
 			}
 		case <-watch.C:
 			if n, err := w.WatchLossesOnce(ctx); err != nil && ctx.Err() == nil {
@@ -325,6 +328,7 @@ func (w *Worker) admitPass(ctx context.Context, eventID string) (int, bool, erro
 	s.observe("admit", start, err)
 	s.sawEpoch(ctx, eventID, res.Epoch)
 	s.unclaimed.add(eventID, res.Admitted, res.Header, now, res.ExpiresAt)
+	w.passAtWindowEnd(eventID, now, res.Epoch.RecoveringUntil)
 	// The store may fail after its atomic step let people in (the ranking
 	// counts live outside the event's slot); those users are active, so
 	// they are reported before the error.
@@ -351,6 +355,25 @@ func (w *Worker) admitPass(ctx context.Context, eventID string) (int, bool, erro
 		}
 	}
 	return n, res.Replay && s.ledger != nil, nil
+}
+
+// passAtWindowEnd has Run pass over eventID the moment its recovery window
+// ends, rather than up to an admission interval later: the pause after a
+// loss is the window, not the window plus a tick. Each window arms one
+// timer per worker.
+func (w *Worker) passAtWindowEnd(eventID string, now, until time.Time) {
+	d := until.Sub(now)
+	if d <= 0 || d > w.svc.cfg.RecoveryWindow {
+		return
+	}
+	key := eventID + "\x00" + until.String()
+	if _, armed := w.windowEnds.LoadOrStore(key, true); armed {
+		return
+	}
+	time.AfterFunc(d+10*time.Millisecond, func() {
+		w.windowEnds.Delete(key)
+		w.passNow(eventID)
+	})
 }
 
 // durable keeps the event's durable records in step with the queue's store
