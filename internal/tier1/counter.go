@@ -88,16 +88,27 @@ func PeopleAhead(counters []int64, n int, s, p int64) int64 {
 	return max(0, Visitors(counters, n, p-1)-Visitors(counters, n, s))
 }
 
-// AdmitRatePerMinute sums the visitors admitted by the advances within the
-// minute before now.
-func AdmitRatePerMinute(advances []Advance, now time.Time) int64 {
+// AdmitRatePerMinute is the visitors the advances within the minute before
+// now admitted, per minute of the span they were made in: from one tick
+// before the first of them to now, at most a minute. Summing a younger
+// history and calling it a minute's worth was the unit slip that made early
+// estimates 60/t times too long.
+func AdmitRatePerMinute(advances []Advance, tick time.Duration, now time.Time) int64 {
 	var total int64
+	var first time.Time
 	for _, a := range advances {
 		if a.At.After(now.Add(-time.Minute)) && !a.At.After(now) {
 			total += a.Admitted
+			if first.IsZero() || a.At.Before(first) {
+				first = a.At
+			}
 		}
 	}
-	return total
+	if total == 0 {
+		return 0
+	}
+	span := min(max(now.Sub(first)+tick, tick), time.Minute)
+	return int64(math.Round(float64(total) * float64(time.Minute) / float64(span)))
 }
 
 // maxAdvances caps the advance history kept on an event item.
@@ -117,35 +128,6 @@ func recordAdvance(history []Advance, a Advance) []Advance {
 		out = out[len(out)-maxAdvances:]
 	}
 	return out
-}
-
-// EstimateWait is the seconds until peopleAhead visitors are admitted at
-// ratePerMinute. With no measured rate (nothing admitted in the last minute)
-// it assumes the configured pace, fallbackPerMinute; with neither it answers
-// the seed's floor of max(peopleAhead/50, 5) seconds.
-func EstimateWait(peopleAhead, ratePerMinute, fallbackPerMinute int64) int {
-	if peopleAhead <= 0 {
-		return 0
-	}
-	rate := ratePerMinute
-	if rate <= 0 {
-		rate = fallbackPerMinute
-	}
-	if rate <= 0 {
-		return int(max(peopleAhead/50, 5))
-	}
-	// Ceiling of peopleAhead / (rate/60).
-	return int((peopleAhead*60 + rate - 1) / rate)
-}
-
-// NextPoll is the seconds a waiting page should wait before asking again:
-// a fifth of the estimated wait, between 2 and 15 seconds (the seed's
-// polling range), and 1 second once the visitor is next in line.
-func NextPoll(peopleAhead int64, estimatedWait int) int {
-	if peopleAhead <= 0 {
-		return 1
-	}
-	return min(max(estimatedWait/5, 2), 15)
 }
 
 // FairnessBound is how far out of arrival order (in positions) any of the

@@ -120,34 +120,6 @@ func TestCounterArithmeticAgainstBruteForce(t *testing.T) {
 
 func n64(n int) int64 { return int64(n) }
 
-func TestEstimateWaitAndNextPoll(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name                  string
-		ahead, rate, fallback int64
-		wantWait, wantPoll    int
-	}{
-		{"next in line", 0, 600, 3000, 0, 1},
-		{"measured rate", 1000, 600, 3000, 100, 15},
-		{"rounds up", 1, 600, 3000, 1, 2},
-		{"fallback pace when nothing admitted lately", 3000, 0, 3000, 60, 12},
-		{"seed floor without any rate", 100, 0, 0, 5, 2},
-		{"seed floor, long line", 1000, 0, 0, 20, 4},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			w := EstimateWait(tc.ahead, tc.rate, tc.fallback)
-			if w != tc.wantWait {
-				t.Fatalf("EstimateWait = %d, want %d", w, tc.wantWait)
-			}
-			if p := NextPoll(tc.ahead, w); p != tc.wantPoll {
-				t.Fatalf("NextPoll = %d, want %d", p, tc.wantPoll)
-			}
-		})
-	}
-}
-
 func TestAdvanceHistory(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -160,10 +132,10 @@ func TestAdvanceHistory(t *testing.T) {
 		t.Fatalf("history = %+v, want the 6 advances of the last minute", h)
 	}
 	now := t0.Add(90 * time.Second)
-	if got := AdmitRatePerMinute(h, now); got != 5+6+7+8+9+10 {
+	if got := AdmitRatePerMinute(h, 10*time.Second, now); got != 5+6+7+8+9+10 {
 		t.Fatalf("rate = %d, want 45", got)
 	}
-	if got := AdmitRatePerMinute(h, now.Add(time.Minute)); got != 0 {
+	if got := AdmitRatePerMinute(h, 10*time.Second, now.Add(time.Minute)); got != 0 {
 		t.Fatalf("rate a minute later = %d, want 0", got)
 	}
 	for i := range 100 {

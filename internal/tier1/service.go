@@ -27,6 +27,7 @@ type AssignResult struct {
 	PeopleAhead    int64
 	EstimatedWait  int // seconds
 	NextPoll       int // seconds
+	Paused         bool
 	Token          string
 	ExpiresAt      time.Time // of the pass-through Token
 	// Reused is true when an Idempotency-Key replay returned the first result.
@@ -48,6 +49,7 @@ type CheckResult struct {
 	PeopleAhead    int64
 	EstimatedWait  int
 	NextPoll       int
+	Paused         bool
 	// Phase, Sale and TicketHash are set for a pre-queue ticket's holder;
 	// Proof once drawn (its Merkle proof under the sale's root).
 	Phase      string
@@ -56,15 +58,28 @@ type CheckResult struct {
 	Proof      *draw.Proof
 }
 
-// EventStatus is the public, CDN-cacheable status document of an event.
+// EventStatus is the public, CDN-cacheable status document of an event:
+// with it a waiting page counts the real visitors ahead of its place
+// (EstimateAhead over ShardCounters) and estimates its wait (Pace), as the
+// API does for assign and check.
 type EventStatus struct {
 	EventID            string
 	Active             bool
+	Paused             bool
 	ServingCounter     int64
 	MaxAssigned        int64
 	AdmitRatePerMinute int64
 	UpdatedAt          time.Time
 	Sale               SaleSummary
+	// Shards and ShardCounters as of AsOf, when the snapshot was read.
+	Shards        int
+	ShardCounters []int64
+	AsOf          time.Time
+	// EnterRate is the places handed out per second lately (0: unknown).
+	EnterRate float64
+	Pace      Pace
+	// Notice is how long after a raise a poll surely sees it.
+	Notice time.Duration
 }
 
 // AdminStatus is the operator's view of an event, with per-shard counters.
@@ -115,7 +130,18 @@ type cacheEntry struct {
 	snap Snapshot
 	at   time.Time
 	ok   bool
+	// The enter rate between the last two loads at least minRateGap apart,
+	// for the places handed out since a snapshot was read. Until it is
+	// measured the entry lives only minRateGap, so that an instance knows
+	// the rate a moment after its first read instead of a second after.
+	rate         float64
+	measured     bool
+	rateAt       time.Time
+	rateAssigned int64
 }
+
+// minRateGap is the shortest span the enter rate is measured over.
+const minRateGap = 200 * time.Millisecond
 
 // maxCacheEntries bounds the snapshot cache against floods of made-up ids.
 const maxCacheEntries = 10_000
@@ -145,8 +171,21 @@ func unavailable(op string, err error) error {
 	return fmt.Errorf("%w: %s: %v", ErrUnavailable, op, err)
 }
 
+// reading is a snapshot, when it was read, and the enter rate seen then.
+type reading struct {
+	Snapshot
+	At   time.Time
+	Rate float64 // places handed out per second lately; 0: unknown
+}
+
 // snapshot returns the event's snapshot, at most StatusCacheTTL old.
 func (s *Service) snapshot(ctx context.Context, eventID string) (Snapshot, error) {
+	r, err := s.read(ctx, eventID)
+	return r.Snapshot, err
+}
+
+// read is snapshot with when it was read and the enter rate.
+func (s *Service) read(ctx context.Context, eventID string) (reading, error) {
 	s.mu.Lock()
 	e, ok := s.cache[eventID]
 	if !ok {
@@ -161,15 +200,26 @@ func (s *Service) snapshot(ctx context.Context, eventID string) (Snapshot, error
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := s.clk.Now()
-	if e.ok && now.Sub(e.at) < s.cfg.StatusCacheTTL && !now.Before(e.at) {
-		return e.snap, nil
+	ttl := s.cfg.StatusCacheTTL
+	if !e.measured {
+		ttl = min(ttl, minRateGap)
+	}
+	if e.ok && now.Sub(e.at) < ttl && !now.Before(e.at) {
+		return reading{e.snap, e.at, e.rate}, nil
 	}
 	snap, err := s.store.Snapshot(ctx, eventID)
 	if err != nil {
-		return Snapshot{}, unavailable("read event", err)
+		return reading{}, unavailable("read event", err)
 	}
 	e.snap, e.at, e.ok = snap, now, true
-	return snap, nil
+	assigned := Assigned(snap.Counters, snap.Event.Shards)
+	if e.rateAt.IsZero() || assigned < e.rateAssigned || now.Before(e.rateAt) {
+		e.rateAt, e.rateAssigned = now, assigned
+	} else if gap := now.Sub(e.rateAt); gap >= minRateGap {
+		e.rate, e.measured = float64(assigned-e.rateAssigned)/gap.Seconds(), true
+		e.rateAt, e.rateAssigned = now, assigned
+	}
+	return reading{snap, now, e.rate}, nil
 }
 
 // fresh reads the event from the store, bypassing and refreshing the cache.
@@ -178,10 +228,17 @@ func (s *Service) fresh(ctx context.Context, eventID string) (Snapshot, error) {
 	return s.snapshot(ctx, eventID)
 }
 
+// invalidate makes the next read of eventID go to the store; the entry (and
+// the enter rate it measures) stays.
 func (s *Service) invalidate(eventID string) {
 	s.mu.Lock()
-	delete(s.cache, eventID)
+	e := s.cache[eventID]
 	s.mu.Unlock()
+	if e != nil {
+		e.mu.Lock()
+		e.ok = false
+		e.mu.Unlock()
+	}
 }
 
 func (s *Service) issue(requestID, eventID string, position int64, now time.Time) (string, time.Time, error) {
@@ -195,33 +252,10 @@ func (s *Service) issue(requestID, eventID string, position int64, now time.Time
 	return tok, exp, nil
 }
 
-// fallbackRate is visitors per minute at the configured pace: one batch per tick.
-func (s *Service) fallbackRate(ev Event) int64 {
-	ticksPerMinute := int64(time.Minute / s.cfg.TickEvery)
-	return ev.BatchSize * max(ticksPerMinute, 1)
-}
-
-// ahead counts the real visitors in front of p. Counters in a cached
-// snapshot may lag behind p; positions beyond the known maximum are then
-// counted one visitor each.
-func ahead(snap Snapshot, p int64) int64 {
-	n := snap.Event.Shards
-	sv := snap.Event.ServingCounter
-	top := MaxAssigned(snap.Counters, n)
-	if p-1 <= top {
-		return PeopleAhead(snap.Counters, n, sv, p)
-	}
-	return PeopleAhead(snap.Counters, n, sv, top+1) + (p - 1 - max(top, sv))
-}
-
-func (s *Service) waitFields(snap Snapshot, p int64, now time.Time) (peopleAhead int64, wait, poll int) {
-	peopleAhead = ahead(snap, p)
-	rate := AdmitRatePerMinute(snap.Event.Advances, now)
-	if snap.Event.Paused {
-		rate = 0
-	}
-	wait = EstimateWait(peopleAhead, rate, s.fallbackRate(snap.Event))
-	return peopleAhead, wait, NextPoll(peopleAhead, wait)
+// wait estimates position p's wait at now from r. A page notices a raise
+// within the status cache's lifetime.
+func (s *Service) wait(r reading, p int64, now time.Time) Wait {
+	return EstimateWait(r.Snapshot, r.At, now, p, r.Rate, s.cfg.TickEvery, s.cfg.StatusCacheTTL)
 }
 
 // Assign hands the visitor a position in eventID's line. With a non-empty
@@ -244,11 +278,12 @@ func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey s
 	if idempotencyKey != "" && !ValidID(idempotencyKey) {
 		return AssignResult{}, ErrInvalidIdempotencyKey
 	}
-	snap, err := s.snapshot(ctx, eventID)
+	r, err := s.read(ctx, eventID)
 	if err != nil {
 		return AssignResult{}, err
 	}
 	for attempt := 0; ; attempt++ {
+		snap := r.Snapshot
 		now := s.clk.Now()
 		if !snap.Found || !snap.Event.Active {
 			rid := NewRequestID()
@@ -269,7 +304,8 @@ func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey s
 		})
 		if errors.Is(err, ErrConflict) && attempt < 2 {
 			// The shard count changed since the snapshot: re-read and retry.
-			if snap, err = s.fresh(ctx, eventID); err != nil {
+			s.invalidate(eventID)
+			if r, err = s.read(ctx, eventID); err != nil {
 				return AssignResult{}, err
 			}
 			continue
@@ -277,11 +313,11 @@ func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey s
 		if err != nil {
 			return AssignResult{}, unavailable("assign", err)
 		}
-		pa, wait, poll := s.waitFields(snap, pos.Position, now)
+		w := s.wait(r, pos.Position, now)
 		return AssignResult{
 			Active: true, RequestID: pos.RequestID, EventID: eventID, Position: pos.Position,
-			ServingCounter: snap.Event.ServingCounter, PeopleAhead: pa, EstimatedWait: wait, NextPoll: poll,
-			Reused: reused,
+			ServingCounter: snap.Event.ServingCounter, PeopleAhead: w.PeopleAhead, EstimatedWait: w.Seconds,
+			NextPoll: w.NextPoll, Paused: w.Paused, Reused: reused,
 		}, nil
 	}
 }
@@ -309,10 +345,11 @@ func (s *Service) Check(ctx context.Context, eventID, requestID string) (CheckRe
 // checkPosition answers a check for a known position.
 func (s *Service) checkPosition(ctx context.Context, pos Position) (CheckResult, error) {
 	eventID, requestID := pos.EventID, pos.RequestID
-	snap, err := s.snapshot(ctx, eventID)
+	r, err := s.read(ctx, eventID)
 	if err != nil {
 		return CheckResult{}, err
 	}
+	snap := r.Snapshot
 	now := s.clk.Now()
 	sv := snap.Event.ServingCounter
 	if !snap.Found || !snap.Event.Active || pos.Position <= sv {
@@ -322,8 +359,9 @@ func (s *Service) checkPosition(ctx context.Context, pos Position) (CheckResult,
 		}
 		return CheckResult{Admitted: true, Token: tok, ExpiresAt: exp, Position: pos.Position, ServingCounter: sv, NextPoll: 1}, nil
 	}
-	pa, wait, poll := s.waitFields(snap, pos.Position, now)
-	return CheckResult{Position: pos.Position, ServingCounter: sv, PeopleAhead: pa, EstimatedWait: wait, NextPoll: poll}, nil
+	w := s.wait(r, pos.Position, now)
+	return CheckResult{Position: pos.Position, ServingCounter: sv, PeopleAhead: w.PeopleAhead, EstimatedWait: w.Seconds,
+		NextPoll: w.NextPoll, Paused: w.Paused}, nil
 }
 
 // Status is the public status document, from the ≤ 1 s cache. An event that
@@ -332,19 +370,28 @@ func (s *Service) Status(ctx context.Context, eventID string) (EventStatus, erro
 	if !ValidID(eventID) {
 		return EventStatus{}, ErrInvalidEvent
 	}
-	snap, err := s.snapshot(ctx, eventID)
+	r, err := s.read(ctx, eventID)
 	if err != nil {
 		return EventStatus{}, err
 	}
-	ev := snap.Event
+	snap, ev := r.Snapshot, r.Event
+	counters := make([]int64, ev.Shards)
+	copy(counters, snap.Counters)
 	return EventStatus{
 		EventID:            eventID,
 		Active:             snap.Found && ev.Active,
+		Paused:             ev.Paused,
 		ServingCounter:     ev.ServingCounter,
 		MaxAssigned:        MaxAssigned(snap.Counters, ev.Shards),
-		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.clk.Now()),
+		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.cfg.TickEvery, r.At),
 		UpdatedAt:          ev.UpdatedAt,
 		Sale:               ev.Sale,
+		Shards:             ev.Shards,
+		ShardCounters:      counters,
+		AsOf:               r.At,
+		EnterRate:          r.Rate,
+		Pace:               MeasurePace(ev, s.cfg.TickEvery, r.At),
+		Notice:             s.cfg.StatusCacheTTL,
 	}, nil
 }
 
@@ -360,7 +407,7 @@ func (s *Service) adminStatus(eventID string, snap Snapshot) AdminStatus {
 		Shards: n, BatchSize: ev.BatchSize, ServingCounter: ev.ServingCounter,
 		MaxAssigned: MaxAssigned(snap.Counters, n), Assigned: assigned,
 		Admitted: admitted, Waiting: assigned - admitted,
-		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.clk.Now()),
+		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.cfg.TickEvery, s.clk.Now()),
 		ShardCounters:      counters, UpdatedAt: ev.UpdatedAt, Pow: ev.Pow,
 	}
 }

@@ -115,8 +115,11 @@ func TestAssignRetriesOnShardChange(t *testing.T) {
 	}
 }
 
-// The wait estimate follows the measured admit rate once there is one.
-func TestWaitEstimateUsesAdmitRate(t *testing.T) {
+// The wait estimate counts ticks of the advancer from the snapshot's
+// moment: the configured pace until the event has a history, then the pace
+// its full raises show; the status document carries what a page needs to do
+// the same.
+func TestWaitEstimateFollowsTheAdvancer(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	if _, err := b.svc.Activate(b.ctx, "ev", 1, 10); err != nil {
@@ -127,25 +130,44 @@ func TestWaitEstimateUsesAdmitRate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Nothing admitted yet: the configured pace, 10 per 10 s tick = 60/min.
+	// Nothing let in yet: 10 per 10 s tick, the next half a tick away on
+	// average; 100 ahead is the 11th tick, plus a second to notice it.
 	r, _ := b.svc.Assign(b.ctx, "ev", "")
-	if r.Position != 101 || r.PeopleAhead != 100 || r.EstimatedWait != 100 || r.NextPoll != 15 {
-		t.Fatalf("before any advance: %+v; want 100 ahead, 100 s at 60/min", r)
+	if r.Position != 101 || r.PeopleAhead != 100 || r.EstimatedWait != 5+100+1 || r.NextPoll != 4 {
+		t.Fatalf("before any advance: %+v; want 100 ahead, 106 s", r)
 	}
-	// Two ticks admit 20 within the minute: 20/min measured.
-	for range 2 {
+	// The advancer raises every 12 s (late against its 10 s): after three
+	// full raises it is timed, and the next tick is 12 s after the last.
+	for range 3 {
 		if _, err := b.svc.Tick(b.ctx); err != nil {
 			t.Fatal(err)
 		}
-		b.clk.Advance(10 * time.Second)
+		b.clk.Advance(12 * time.Second)
 	}
 	c, err := b.svc.Check(b.ctx, "ev", r.RequestID)
-	if err != nil || c.Admitted || c.PeopleAhead != 80 || c.EstimatedWait != 240 || c.ServingCounter != 20 {
-		t.Fatalf("after two ticks: %+v, %v; want 80 ahead at 20/min = 240 s", c, err)
+	if err != nil || c.Admitted || c.PeopleAhead != 70 || c.ServingCounter != 30 {
+		t.Fatalf("after three ticks: %+v, %v; want 70 ahead", c, err)
+	}
+	// Now is 12 s after the last raise: the next tick is 12 s away, 70 ahead
+	// is its 8th.
+	if want := 12 + 7*12 + 1; c.EstimatedWait != want {
+		t.Fatalf("after three ticks: wait %d, want %d", c.EstimatedWait, want)
 	}
 	st, _ := b.svc.Status(b.ctx, "ev")
-	if st.AdmitRatePerMinute != 20 || st.MaxAssigned != 101 {
+	// 30 let in over 36 s plus the tick before the first raise: 39 a minute.
+	if st.AdmitRatePerMinute != 39 || st.MaxAssigned != 101 || !st.Pace.Measured || st.Pace.Interval != 12*time.Second ||
+		st.Pace.Batch != 10 || len(st.ShardCounters) != 1 || st.ShardCounters[0] != 101 {
 		t.Fatalf("status = %+v", st)
+	}
+	if got := tier1.EstimateAhead(st.ShardCounters, st.Shards, st.ServingCounter, r.Position, 0); got != c.PeopleAhead {
+		t.Fatalf("the status document counts %d ahead, check %d", got, c.PeopleAhead)
+	}
+	// Paused: the page says so, and the estimate counts from a resumption.
+	if _, err := b.svc.Pause(b.ctx, "ev"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := b.svc.Check(b.ctx, "ev", r.RequestID); !c.Paused || c.EstimatedWait != 8*12+1 {
+		t.Fatalf("paused: %+v, want paused and 97 s from a resumption", c)
 	}
 }
 

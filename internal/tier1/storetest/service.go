@@ -316,6 +316,13 @@ func runService(t *testing.T, f Factory) {
 		if st, _ := reader.Status(b.ctx, b.event); st.ServingCounter != 0 || st.MaxAssigned != 4 || !st.Active {
 			t.Fatalf("first status = %+v", st)
 		}
+		// An instance's first read lives 200 ms, until it has measured the
+		// enter rate; then reads last the TTL.
+		b.clk.Advance(200 * time.Millisecond)
+		if st, _ := reader.Status(b.ctx, b.event); st.EnterRate != 0 || !st.AsOf.Equal(b.clk.Now()) {
+			t.Fatalf("second status = %+v, want a read now measuring no enters", st)
+		}
+		advancedAt := b.clk.Now()
 		if _, err := b.svc.AdvanceBy(b.ctx, b.event, 3); err != nil {
 			t.Fatal(err)
 		}
@@ -324,8 +331,18 @@ func runService(t *testing.T, f Factory) {
 			t.Fatalf("status within the TTL = %+v, want the cached 0", st)
 		}
 		b.clk.Advance(time.Millisecond)
-		if st, _ := reader.Status(b.ctx, b.event); st.ServingCounter != 3 || !st.UpdatedAt.Equal(Epoch) {
+		if st, _ := reader.Status(b.ctx, b.event); st.ServingCounter != 3 || !st.UpdatedAt.Equal(advancedAt) {
 			t.Fatalf("status after the TTL = %+v, want 3", st)
+		}
+		// Two more enters in that second: the status document's rate.
+		for range 2 {
+			if _, err := b.svc.Assign(b.ctx, b.event, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.clk.Advance(time.Second)
+		if st, _ := reader.Status(b.ctx, b.event); st.EnterRate != 2 || len(st.ShardCounters) != 1 || st.ShardCounters[0] != 6 {
+			t.Fatalf("status a second later = %+v, want 2 enters/s and 6 places", st)
 		}
 	})
 }

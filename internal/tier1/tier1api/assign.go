@@ -16,6 +16,7 @@ type assignResponse struct {
 	PeopleAhead    int64  `json:"peopleAhead"`
 	EstimatedWait  int    `json:"estimatedWait"`
 	NextPoll       int    `json:"nextPoll"`
+	Paused         bool   `json:"paused"`
 }
 
 type passThroughResponse struct {
@@ -67,7 +68,7 @@ func (a *API) assign(w http.ResponseWriter, r *http.Request, eventID string) err
 	jsonhttp.WriteJSON(w, http.StatusCreated, assignResponse{
 		Active: true, RequestID: res.RequestID, EventID: res.EventID, Position: res.Position,
 		ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
-		EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
+		EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll, Paused: res.Paused,
 	})
 	return nil
 }

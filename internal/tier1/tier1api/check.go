@@ -29,6 +29,7 @@ type waitingResponse struct {
 	PeopleAhead    int64 `json:"peopleAhead"`
 	EstimatedWait  int   `json:"estimatedWait"`
 	NextPoll       int   `json:"nextPoll"`
+	Paused         bool  `json:"paused"`
 	// Set for a drawn pre-queue ticket: its phase and Merkle proof.
 	Phase      string     `json:"phase,omitempty"`
 	TicketHash draw.Hex   `json:"ticketHash,omitempty"`
@@ -57,7 +58,7 @@ func (a *API) check(w http.ResponseWriter, r *http.Request, eventID string) erro
 	if !res.Admitted {
 		resp := waitingResponse{
 			Position: res.Position, ServingCounter: res.ServingCounter, PeopleAhead: res.PeopleAhead,
-			EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll,
+			EstimatedWait: res.EstimatedWait, NextPoll: res.NextPoll, Paused: res.Paused,
 		}
 		if res.Phase == tier1.PhaseDrawn {
 			resp.Phase, resp.TicketHash, resp.Proof = res.Phase, res.TicketHash[:], proofOf(res.Proof)

@@ -1,6 +1,7 @@
 package tier1api
 
 import (
+	"math"
 	"net/http"
 	"time"
 
@@ -14,6 +15,7 @@ const StatusCacheControl = "public, max-age=1, stale-while-revalidate=2"
 type statusResponse struct {
 	EventID            string    `json:"eventId"`
 	Active             bool      `json:"active"`
+	Paused             bool      `json:"paused"`
 	ServingCounter     int64     `json:"servingCounter"`
 	MaxAssigned        int64     `json:"maxAssigned"`
 	AdmitRatePerMinute int64     `json:"admitRatePerMinute"`
@@ -21,6 +23,21 @@ type statusResponse struct {
 	// Sale is set for a scheduled sale: phase, opening, beacon round and, once
 	// the list closed, its commitment R.
 	Sale *saleJSON `json:"sale,omitempty"`
+	// What a page needs to count the people ahead of its place and estimate
+	// its wait as assign and check do (static/vwr/wait.js).
+	ShardCounters      []int64   `json:"shardCounters"`
+	AsOf               time.Time `json:"asOf"`
+	EnterRatePerSecond float64   `json:"enterRatePerSecond"`
+	Pace               paceJSON  `json:"pace"`
+}
+
+// paceJSON is tier1.Pace plus how long a page takes to see a raise.
+type paceJSON struct {
+	Batch         int64     `json:"batch"`
+	TickSeconds   float64   `json:"tickSeconds"`
+	NextTickAt    time.Time `json:"nextTickAt"`
+	Measured      bool      `json:"measured"`
+	NoticeSeconds float64   `json:"noticeSeconds"`
 }
 
 // status serves GET /vwr/status/{eventId}, the public document waiting pages
@@ -31,10 +48,19 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, eventID string) err
 		return err
 	}
 	w.Header().Set("Cache-Control", StatusCacheControl)
+	counters := st.ShardCounters
+	if counters == nil {
+		counters = []int64{}
+	}
 	jsonhttp.WriteJSON(w, http.StatusOK, statusResponse{
-		EventID: st.EventID, Active: st.Active, ServingCounter: st.ServingCounter,
+		EventID: st.EventID, Active: st.Active, Paused: st.Paused, ServingCounter: st.ServingCounter,
 		MaxAssigned: st.MaxAssigned, AdmitRatePerMinute: st.AdmitRatePerMinute, UpdatedAt: st.UpdatedAt.UTC(),
-		Sale: a.saleOf(&st.Sale),
+		Sale:          a.saleOf(&st.Sale),
+		ShardCounters: counters, AsOf: st.AsOf.UTC(), EnterRatePerSecond: math.Round(st.EnterRate*10) / 10,
+		Pace: paceJSON{
+			Batch: st.Pace.Batch, TickSeconds: st.Pace.Interval.Seconds(), NextTickAt: st.Pace.NextTick.UTC(),
+			Measured: st.Pace.Measured, NoticeSeconds: st.Notice.Seconds(),
+		},
 	})
 	return nil
 }
