@@ -8,8 +8,9 @@ import {
   store, tier1Interval, validId,
 } from '../static/vwr/common.js';
 import {
-  cookieLang, currentLang, formatWait, langCookie, langOfPath, pickLang, translator, withLang,
+  cookieLang, currentLang, formatAhead, formatRange, formatWait, langCookie, langOfPath, pickLang, translator, withLang,
 } from '../static/vwr/i18n.js';
+import { estimateAhead, pageWait, roundAhead, tier1Poll, waitRange } from '../static/vwr/wait.js';
 
 const origin = 'https://tickets.example';
 
@@ -211,4 +212,65 @@ test('draw.js verifyPlace accepts the vector and rejects a tampered list', async
   assert.equal((await d.verifyPlace(receipt, doc, swapped, kat.positions)).ok, false);
   assert.equal((await d.verifyPlace({ ...receipt, root: '00'.repeat(32) }, doc, kat.sorted, kat.positions)).reason, 'root changed since close');
   assert.equal((await d.verifyPlace({ ...receipt, position: receipt.position + 1 }, doc, kat.sorted, kat.positions)).ok, false);
+});
+
+// The Tier 1 wait estimate: the shared vectors
+// (internal/tier1/tier1api/testdata/wait-vectors.json, made by the real
+// service and checked against tier1.Page by TestWaitVectors) run here.
+const waitVectors = JSON.parse(readFileSync(new URL('../internal/tier1/tier1api/testdata/wait-vectors.json', import.meta.url), 'utf8'));
+
+test('pageWait gives the Go estimate for every shared vector', () => {
+  assert.ok(waitVectors.length >= 40, 'the vectors are loaded');
+  for (const v of waitVectors) {
+    const got = pageWait(v.doc, v.position, Date.parse(v.now));
+    const want = v.want;
+    const have = got.ok
+      ? { ok: true, peopleAhead: got.peopleAhead, seconds: got.seconds, nextPoll: got.nextPoll, paused: got.paused, afterDraw: got.afterDraw }
+      : { ok: false, peopleAhead: 0, seconds: 0, nextPoll: 0, paused: false, afterDraw: false };
+    assert.deepEqual(have, want, `${v.name}, p=${v.position} at ${v.now}`);
+  }
+});
+
+test('estimateAhead does not count the holes of a lagging shard', () => {
+  // 4 shards: positions 1 2 4 5 8 9 are held; 3 and 7 are holes.
+  assert.equal(estimateAhead([3, 1, 0, 2], 4, 1, 9, 0), 4);
+  assert.equal(estimateAhead([3, 1, 0, 2], 4, 5, 6, 0), 0);
+  // Grown by the enter rate, a lagging shard counts about what it got since.
+  assert.ok(estimateAhead([10, 10, 0, 10], 4, 0, 41, 5) > estimateAhead([10, 10, 0, 10], 4, 0, 41, 0));
+});
+
+test('waitRange rounds to what the estimate is good for', () => {
+  assert.deepEqual(waitRange(20), { kind: 'soon' });
+  assert.deepEqual(waitRange(60), { kind: 'minutes', lo: 1, hi: 2 });
+  assert.deepEqual(waitRange(300), { kind: 'minutes', lo: 4, hi: 6 });
+  assert.deepEqual(waitRange(1800), { kind: 'minutes', lo: 25, hi: 35 });
+  assert.deepEqual(waitRange(3 * 3600), { kind: 'hours', lo: 2.5, hi: 3.5 });
+  assert.deepEqual(waitRange(-1), { kind: 'unknown' });
+  for (let s = 60; s < 20000; s += 37) {
+    const r = waitRange(s);
+    if (r.kind === 'minutes') assert.ok(r.lo * 60 <= s && s <= r.hi * 60 && r.lo < r.hi, `${s}: ${JSON.stringify(r)}`);
+    if (r.kind === 'hours') assert.ok(r.lo * 3600 <= s && s <= r.hi * 3600, `${s}: ${JSON.stringify(r)}`);
+  }
+  const en = translator('en');
+  const ko = translator('ko');
+  assert.equal(formatRange(en, 'en', waitRange(300)), 'about 4–6 minutes');
+  assert.equal(formatRange(ko, 'ko', waitRange(300)), '약 4–6분');
+  assert.equal(formatRange(en, 'en', waitRange(3 * 3600)), 'about 2.5–3.5 hours');
+  assert.equal(formatRange(ko, 'ko', waitRange(20)), '1분 이내');
+});
+
+test('roundAhead shows no false precision', () => {
+  assert.deepEqual(roundAhead(37), { n: 37, about: false });
+  assert.deepEqual(roundAhead(1234), { n: 1200, about: true });
+  assert.deepEqual(roundAhead(98765), { n: 99000, about: true });
+  assert.equal(formatAhead(translator('en'), 'en', roundAhead(12345)), 'about 12,000');
+  assert.equal(formatAhead(translator('ko'), 'ko', roundAhead(12345)), '약 12,000');
+});
+
+test('tier1Poll polls no later than the turn is due', () => {
+  assert.equal(tier1Poll(10, 30), 2);
+  assert.equal(tier1Poll(10000, 30), 15);
+  assert.equal(tier1Poll(10000, 3.2), 3.2);
+  assert.equal(tier1Poll(10000, -5), 1);
+  assert.equal(tier1Poll(600, Number.NaN), 8);
 });

@@ -59,12 +59,13 @@ func MeasurePace(ev Event, tick time.Duration, asOf time.Time) Pace {
 		}
 	}
 	if k >= minPaceIntervals {
-		p.Interval, p.Measured = sum/time.Duration(k), true
+		// Whole milliseconds, as the status document gives it.
+		p.Interval, p.Measured = (sum / time.Duration(k)).Round(time.Millisecond), true
 		// An advancer that stopped raising a line it left waiting is slower
 		// than its history says: count the open gap once it is well overdue.
 		if last := recent[len(recent)-1]; last.Admitted >= p.Batch {
 			if open := asOf.Sub(last.At); open > p.Interval*3/2 {
-				p.Interval = (sum + open) / time.Duration(k+1)
+				p.Interval = ((sum + open) / time.Duration(k+1)).Round(time.Millisecond)
 			}
 		}
 	}
@@ -74,6 +75,7 @@ func MeasurePace(ev Event, tick time.Duration, asOf time.Time) Pace {
 		n := asOf.Sub(last)/p.Interval + 1
 		p.NextTick = last.Add(n * p.Interval)
 	}
+	p.NextTick = p.NextTick.Truncate(time.Millisecond)
 	return p
 }
 
@@ -126,7 +128,9 @@ func EstimateAhead(counters []int64, n int, s, p, grow int64) int64 {
 }
 
 // expectedMin is E[min(c + G, a)] for G ~ N(g, g) (a shard's count c grown
-// by g ± √g places), and min(c, a) when g = 0. wait.js computes the same.
+// by g ± √g places), and min(c, a) when g = 0. wait.js computes the same
+// digits: the float64 conversions keep the compiler from fusing a multiply
+// and an add (as it may on arm64), which JavaScript never does.
 func expectedMin(c, g, a int64) float64 {
 	if g <= 0 || c >= a {
 		return float64(min(c, a))
@@ -134,16 +138,20 @@ func expectedMin(c, g, a int64) float64 {
 	mu, sigma := float64(c+g), math.Sqrt(float64(g))
 	z := (float64(a) - mu) / sigma
 	// E[min(X, a)] = a − E[(a − X)⁺] = a − ((a − μ)Φ(z) + σφ(z)).
-	pdf := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
-	return max(float64(a)-((float64(a)-mu)*normalCDF(z)+sigma*pdf), float64(c))
+	pdf := math.Exp(-float64(z*z)/2) / math.Sqrt(2*math.Pi)
+	return max(float64(a)-(float64((float64(a)-mu)*normalCDF(z))+float64(sigma*pdf)), float64(c))
 }
 
 // normalCDF is Φ(z) from Abramowitz and Stegun's erf 7.1.26 (error below
 // 1.5e-7), written out so wait.js computes the same digits.
 func normalCDF(z float64) float64 {
 	x := math.Abs(z) / math.Sqrt2
-	t := 1 / (1 + 0.3275911*x)
-	y := 1 - (((((1.061405429*t-1.453152027)*t)+1.421413741)*t-0.284496736)*t+0.254829592)*t*math.Exp(-x*x)
+	t := 1 / (1 + float64(0.3275911*x))
+	p := float64(1.061405429*t) - 1.453152027
+	p = float64(p*t) + 1.421413741
+	p = float64(p*t) - 0.284496736
+	p = float64(p*t) + 0.254829592
+	y := 1 - float64(float64(p*t)*math.Exp(-float64(x*x)))
 	if z < 0 {
 		return (1 - y) / 2
 	}
@@ -219,18 +227,82 @@ type Wait struct {
 // EstimateWait is the estimate for position p from snap, read at asOf, at
 // now, with enterRate enters per second seen lately (0: unknown). tick is
 // the configured advancer tick, used until the event has a history; notice
-// is how long a page takes to see a raise (the status cache).
+// is how long a page takes to see a raise (the status cache). It is the
+// Page's arithmetic on the status document the same snapshot gives.
 func EstimateWait(snap Snapshot, asOf, now time.Time, p int64, enterRate float64, tick, notice time.Duration) Wait {
 	ev := snap.Event
-	if ph := ev.Sale.Phase; ph == SalePrequeue || ph == SaleDrawing {
+	ph := ev.Sale.Phase
+	asOf = asOf.Truncate(time.Millisecond)
+	pace := MeasurePace(ev, tick, asOf)
+	pg := Page{
+		ServingCounter: ev.ServingCounter, Paused: ev.Paused, AfterDraw: ph == SalePrequeue || ph == SaleDrawing,
+		Counters: snap.Counters, AsOf: asOf, EnterRate: RoundRate(enterRate),
+		Batch: pace.Batch, Tick: pace.Interval, NextTick: pace.NextTick, Notice: notice,
+	}
+	if len(pg.Counters) > ev.Shards {
+		pg.Counters = pg.Counters[:ev.Shards]
+	}
+	return pg.estimate(p, now)
+}
+
+// Page is what a waiting page reads from the status document to estimate
+// its own wait between checks; static/vwr/wait.js does exactly this, and
+// the load test's simulated visitors call it.
+type Page struct {
+	ServingCounter int64
+	Paused         bool
+	AfterDraw      bool // the sale's pre-queue or drawing phase
+	Counters       []int64
+	AsOf           time.Time
+	EnterRate      float64 // per second
+	Batch          int64
+	Tick           time.Duration
+	NextTick       time.Time
+	Notice         time.Duration
+}
+
+// PageOf is the Page an EventStatus publishes, at the API's millisecond
+// precision.
+func PageOf(st EventStatus) Page {
+	ms := func(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
+	ph := st.Sale.Phase
+	return Page{
+		ServingCounter: st.ServingCounter, Paused: st.Paused, AfterDraw: ph == SalePrequeue || ph == SaleDrawing,
+		Counters: st.ShardCounters, AsOf: ms(st.AsOf), EnterRate: RoundRate(st.EnterRate),
+		Batch: st.Pace.Batch, Tick: st.Pace.Interval, NextTick: ms(st.Pace.NextTick), Notice: st.Notice,
+	}
+}
+
+// RoundRate is the enter rate as the status document gives it (tenths).
+func RoundRate(r float64) float64 { return math.Round(r*10) / 10 }
+
+// Wait estimates, at now, the wait of the visitor at position p. ok is
+// false when the document was read before p was handed out (p's own shard
+// had not reached it): the page then keeps its last answer.
+func (pg Page) Wait(p int64, now time.Time) (w Wait, ok bool) {
+	n := len(pg.Counters)
+	if pg.AfterDraw {
+		return pg.estimate(p, now), true
+	}
+	if n == 0 || p <= 0 || pg.Batch <= 0 || pg.Tick <= 0 {
+		return Wait{}, false
+	}
+	if p > pg.ServingCounter && pg.Counters[(p-1)%int64(n)] < (p-1)/int64(n)+1 {
+		return Wait{}, false
+	}
+	return pg.estimate(p, now), true
+}
+
+func (pg Page) estimate(p int64, now time.Time) Wait {
+	if pg.AfterDraw {
 		return Wait{AfterDraw: true, NextPoll: 2}
 	}
-	ahead := EstimateAhead(snap.Counters, ev.Shards, ev.ServingCounter, p, Grow(snap.Counters, ev.Shards, p, enterRate, now.Sub(asOf)))
-	pace := MeasurePace(ev, tick, asOf)
-	due := pace.AdmitAt(ahead, now).Add(notice).Sub(now)
-	w := Wait{PeopleAhead: ahead, Paused: pace.Paused, Seconds: int(math.Round(max(due, 0).Seconds()))}
-	w.NextPoll = 1
-	if ahead > 0 || pace.Paused {
+	n := len(pg.Counters)
+	ahead := EstimateAhead(pg.Counters, n, pg.ServingCounter, p, Grow(pg.Counters, n, p, pg.EnterRate, now.Sub(pg.AsOf)))
+	pace := Pace{Batch: max(pg.Batch, 1), Interval: pg.Tick, NextTick: pg.NextTick, Paused: pg.Paused}
+	due := pace.AdmitAt(ahead, now).Add(pg.Notice).Sub(now)
+	w := Wait{PeopleAhead: ahead, Paused: pg.Paused, Seconds: int(math.Round(max(due, 0).Seconds())), NextPoll: 1}
+	if ahead > 0 || pg.Paused {
 		w.NextPoll = int(math.Ceil(Tier1Poll(ahead, due.Seconds())))
 	}
 	return w

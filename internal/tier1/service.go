@@ -211,6 +211,7 @@ func (s *Service) read(ctx context.Context, eventID string) (reading, error) {
 	if err != nil {
 		return reading{}, unavailable("read event", err)
 	}
+	now = now.Truncate(time.Millisecond) // the status document's precision
 	e.snap, e.at, e.ok = snap, now, true
 	assigned := Assigned(snap.Counters, snap.Event.Shards)
 	if e.rateAt.IsZero() || assigned < e.rateAssigned || now.Before(e.rateAt) {
@@ -389,7 +390,7 @@ func (s *Service) Status(ctx context.Context, eventID string) (EventStatus, erro
 		Shards:             ev.Shards,
 		ShardCounters:      counters,
 		AsOf:               r.At,
-		EnterRate:          r.Rate,
+		EnterRate:          RoundRate(r.Rate),
 		Pace:               MeasurePace(ev, s.cfg.TickEvery, r.At),
 		Notice:             s.cfg.StatusCacheTTL,
 	}, nil

@@ -30,6 +30,15 @@ const en = {
   'minutes': (n) => `${n} min`,
   'hours': (h, m) => `${h}h ${m}m`,
   'seconds': (n) => `${n} s`,
+  'range.soon': 'less than a minute',
+  'range.minutes': (lo, hi) => `about ${lo}–${hi} minutes`,
+  'range.hours': (lo, hi) => `about ${lo}–${hi} hours`,
+  'range.afterDraw': 'after the draw',
+  'range.paused': (r) => `paused (${r} once it resumes)`,
+  'aboutN': (n) => `about ${n}`,
+  'progress.text': (pct) => `${pct} % of the line ahead of you is through`,
+  'status.paused': 'Admissions are paused for a moment. Your place is kept; keep this page open.',
+  'announce.wait': (r, pct) => `Estimated wait ${r}. ${pct} % of the line ahead of you is through.`,
   'justNow': 'just now',
   'agoSeconds': (n) => `${n} s ago`,
   'status.joining': 'Getting your place in line…',
@@ -128,6 +137,15 @@ const ko = {
   'minutes': (n) => `약 ${n}분`,
   'hours': (h, m) => `${h}시간 ${m}분`,
   'seconds': (n) => `${n}초`,
+  'range.soon': '1분 이내',
+  'range.minutes': (lo, hi) => `약 ${lo}–${hi}분`,
+  'range.hours': (lo, hi) => `약 ${lo}–${hi}시간`,
+  'range.afterDraw': '추첨 후 결정',
+  'range.paused': (r) => `일시 정지 (재개 후 ${r})`,
+  'aboutN': (n) => `약 ${n}`,
+  'progress.text': (pct) => `내 앞 대기열의 ${pct}%가 입장했습니다`,
+  'status.paused': '입장이 잠시 중단되었습니다. 순번은 유지되니 이 페이지를 열어 두세요.',
+  'announce.wait': (r, pct) => `예상 대기 시간 ${r}. 내 앞 대기열의 ${pct}%가 입장했습니다.`,
   'justNow': '방금',
   'agoSeconds': (n) => `${n}초 전`,
   'status.joining': '순번을 받는 중입니다…',
@@ -262,6 +280,26 @@ export function formatWait(t, seconds) {
   const minutes = Math.round(seconds / 60);
   if (minutes < 60) return t('minutes', minutes);
   return t('hours', Math.floor(minutes / 60), minutes % 60);
+}
+
+/**
+ * formatRange writes a waitRange (wait.js) in the page's language, with
+ * hours in the language's own decimal style.
+ */
+export function formatRange(t, lang, r) {
+  const num = (x) => new Intl.NumberFormat(lang === 'ko' ? 'ko-KR' : 'en-US', { maximumFractionDigits: 1 }).format(x);
+  switch (r?.kind) {
+    case 'soon': return t('range.soon');
+    case 'minutes': return t('range.minutes', num(r.lo), num(r.hi));
+    case 'hours': return t('range.hours', num(r.lo), num(r.hi));
+    default: return t('calculating');
+  }
+}
+
+/** formatAhead writes a roundAhead (wait.js): "about 1,200" or "37". */
+export function formatAhead(t, lang, r) {
+  const s = formatNumber(lang, r.n);
+  return r.about ? t('aboutN', s) : s;
 }
 
 /**

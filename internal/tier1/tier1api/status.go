@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vwr-go/vwr/internal/jsonhttp"
+	"github.com/vwr-go/vwr/internal/tier1"
 )
 
 // StatusCacheControl lets the CDN serve one status document to every waiting
@@ -28,16 +29,43 @@ type statusResponse struct {
 	ShardCounters      []int64   `json:"shardCounters"`
 	AsOf               time.Time `json:"asOf"`
 	EnterRatePerSecond float64   `json:"enterRatePerSecond"`
-	Pace               paceJSON  `json:"pace"`
+	Pace               PaceDoc   `json:"pace"`
 }
 
-// paceJSON is tier1.Pace plus how long a page takes to see a raise.
-type paceJSON struct {
+// PaceDoc is the status document's pace: tier1.Pace plus how long a page
+// takes to see a raise.
+type PaceDoc struct {
 	Batch         int64     `json:"batch"`
 	TickSeconds   float64   `json:"tickSeconds"`
 	NextTickAt    time.Time `json:"nextTickAt"`
 	Measured      bool      `json:"measured"`
 	NoticeSeconds float64   `json:"noticeSeconds"`
+}
+
+// PageStatus is the part of the status document a waiting page estimates
+// its wait from (static/vwr/wait.js reads the same fields).
+type PageStatus struct {
+	Active         bool  `json:"active"`
+	Paused         bool  `json:"paused"`
+	ServingCounter int64 `json:"servingCounter"`
+	Sale           *struct {
+		Phase string `json:"phase"`
+	} `json:"sale"`
+	ShardCounters      []int64   `json:"shardCounters"`
+	AsOf               time.Time `json:"asOf"`
+	EnterRatePerSecond float64   `json:"enterRatePerSecond"`
+	Pace               PaceDoc   `json:"pace"`
+}
+
+// Page is the document as tier1.Page, for the estimate.
+func (d PageStatus) Page() tier1.Page {
+	sec := func(s float64) time.Duration { return time.Duration(math.Round(s * 1000)) * time.Millisecond }
+	return tier1.Page{
+		ServingCounter: d.ServingCounter, Paused: d.Paused,
+		AfterDraw: d.Sale != nil && (d.Sale.Phase == tier1.PhasePrequeue || d.Sale.Phase == tier1.PhaseDrawing),
+		Counters:  d.ShardCounters, AsOf: d.AsOf, EnterRate: d.EnterRatePerSecond,
+		Batch: d.Pace.Batch, Tick: sec(d.Pace.TickSeconds), NextTick: d.Pace.NextTickAt, Notice: sec(d.Pace.NoticeSeconds),
+	}
 }
 
 // status serves GET /vwr/status/{eventId}, the public document waiting pages
@@ -56,8 +84,8 @@ func (a *API) status(w http.ResponseWriter, r *http.Request, eventID string) err
 		EventID: st.EventID, Active: st.Active, Paused: st.Paused, ServingCounter: st.ServingCounter,
 		MaxAssigned: st.MaxAssigned, AdmitRatePerMinute: st.AdmitRatePerMinute, UpdatedAt: st.UpdatedAt.UTC(),
 		Sale:          a.saleOf(&st.Sale),
-		ShardCounters: counters, AsOf: st.AsOf.UTC(), EnterRatePerSecond: math.Round(st.EnterRate*10) / 10,
-		Pace: paceJSON{
+		ShardCounters: counters, AsOf: st.AsOf.UTC(), EnterRatePerSecond: st.EnterRate,
+		Pace: PaceDoc{
 			Batch: st.Pace.Batch, TickSeconds: st.Pace.Interval.Seconds(), NextTickAt: st.Pace.NextTick.UTC(),
 			Measured: st.Pace.Measured, NoticeSeconds: st.Notice.Seconds(),
 		},
