@@ -59,7 +59,7 @@ type PageStatus struct {
 
 // Page is the document as tier1.Page, for the estimate.
 func (d PageStatus) Page() tier1.Page {
-	sec := func(s float64) time.Duration { return time.Duration(math.Round(s * 1000)) * time.Millisecond }
+	sec := func(s float64) time.Duration { return time.Duration(math.Round(s*1000)) * time.Millisecond }
 	return tier1.Page{
 		ServingCounter: d.ServingCounter, Paused: d.Paused,
 		AfterDraw: d.Sale != nil && (d.Sale.Phase == tier1.PhasePrequeue || d.Sale.Phase == tier1.PhaseDrawing),

@@ -172,7 +172,9 @@ func makeWaitVectors(t *testing.T) []waitVector {
 		}
 		return ps
 	}
-	pick := func(ps []int64) []int64 { return []int64{ps[0], ps[len(ps)/3], ps[len(ps)/2], ps[len(ps)-2], ps[len(ps)-1]} }
+	pick := func(ps []int64) []int64 {
+		return []int64{ps[0], ps[len(ps)/3], ps[len(ps)/2], ps[len(ps)-2], ps[len(ps)-1]}
+	}
 
 	{ // A flood on 16 shards, before any advance: no history, counters in motion.
 		b := setup(t, setupOpts{})
@@ -239,5 +241,3 @@ func compact(t *testing.T, b []byte) json.RawMessage {
 	}
 	return out
 }
-
-
