@@ -387,4 +387,86 @@ test('the language chosen with ?lang= follows the visitor to pages opened withou
   assert.equal(await q.evaluate(() => document.documentElement.lang), 'en');
   await ctx.close();
   await en.close();
+
+// A status document as the API serves it: one shard holding places
+// 1…1000, the serving counter at serving, full ticks of 40 every tickSeconds
+// with the next one a second away.
+function statusDoc(serving, tickSeconds, extra = {}) {
+  const now = Date.now();
+  return {
+    eventId: 'demo', active: true, paused: false, servingCounter: serving, maxAssigned: 1000, admitRatePerMinute: 0,
+    updatedAt: new Date(now).toISOString(), shardCounters: [1000], asOf: new Date(now).toISOString(), enterRatePerSecond: 0,
+    pace: { batch: 40, tickSeconds, nextTickAt: new Date(now + 1000).toISOString(), measured: true, noticeSeconds: 1 },
+    ...extra,
+  };
+}
+
+for (const [lang, want] of [
+  ['en', { ahead: 'about 400', first: 'about 4–6 minutes', later: 'about 2–3 minutes', paused: /^paused \(about 2–4 minutes once it resumes\)$/, text: /50 % of the line ahead of you is through/ }],
+  ['ko', { ahead: '약 400', first: '약 4–6분', later: '약 2–3분', paused: /^일시 정지 \(재개 후 약 2–4분\)$/, text: /내 앞 대기열의 50%가 입장했습니다/ }],
+]) {
+  test(`the wait is a rounded range and the bar the line passed since joining (${lang})`, async () => {
+    const p = await page({ locale: lang === 'ko' ? 'ko-KR' : 'en-US' });
+    let serving = 99;
+    let paused = false;
+    await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(201, {
+      requestId: 'req1', eventId: 'demo', position: 500, servingCounter: 99, peopleAhead: 400, estimatedWait: 302, nextPoll: 4,
+    })));
+    // 400 ahead at 40 per 30 s tick: 1 + 10 × 30 + 1 s; then 200 ahead.
+    await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, statusDoc(serving, 30, { paused }))));
+    await p.goto(`${vwr.base}/vwr/?event=demo`);
+    await waitStage(p, 'waiting');
+    assert.equal(await p.getByTestId('wait').textContent(), want.first);
+    assert.equal(await p.getByTestId('ahead').textContent(), want.ahead);
+    assert.equal(await p.locator('#progress').getAttribute('aria-valuenow'), '0');
+
+    serving = 299;
+    await waitFor(async () => (await p.getByTestId('wait').textContent()) === want.later, { timeout: 10000, what: 'the next estimate' });
+    assert.equal(await p.getByTestId('ahead').textContent(), want.ahead.replace('400', '200'));
+    const bar = p.locator('#progress');
+    assert.equal(await bar.getAttribute('aria-valuenow'), '50');
+    assert.match(await bar.getAttribute('aria-valuetext'), want.text);
+    await p.waitForTimeout(700); // the bar's width transition
+    const ratio = await p.evaluate(() => document.getElementById('progress-fill').getBoundingClientRect().width
+      / document.getElementById('progress').getBoundingClientRect().width);
+    assert.ok(Math.abs(ratio - 0.5) < 0.03, `the bar is ${ratio} full`);
+    // No false precision anywhere: no seconds, no unrounded count.
+    assert.doesNotMatch(await p.getByTestId('wait').textContent(), /\d+ ?(s|초)\b/);
+
+    // The screen reader hears the range politely, once, not on every poll.
+    const live = p.locator('#live');
+    assert.equal(await live.getAttribute('aria-live'), 'polite');
+    const spoken = await live.textContent();
+    assert.ok(spoken.includes(want.first) || spoken.includes(want.later), `live region: ${spoken}`);
+
+    // Paused: nobody goes in, and the wait counts from a resumption (a tick
+    // later than it would have been: 30 + 5 × 30 + 1 s).
+    paused = true;
+    await waitFor(async () => want.paused.test(await p.getByTestId('wait').textContent()), { timeout: 10000, what: 'the paused estimate' });
+    assert.equal(await p.getByTestId('status').getAttribute('data-kind'), 'warn');
+    await p.context().close();
+  });
+}
+
+test('the live region speaks when the rounded wait changes, not on every poll', async () => {
+  const p = await page();
+  let polls = 0;
+  await p.route('**/vwr-api/vwr/assign/**', (r) => r.fulfill(json(201, {
+    requestId: 'req1', eventId: 'demo', position: 60, servingCounter: 1, peopleAhead: 58, estimatedWait: 40, nextPoll: 2,
+  })));
+  await p.route('**/vwr-api/vwr/status/**', (r) => {
+    polls += 1;
+    r.fulfill(json(200, statusDoc(1, 10)));
+  });
+  await p.addInitScript(() => {
+    window.spoken = [];
+    new MutationObserver(() => window.spoken.push(document.getElementById('live')?.textContent))
+      .observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  await p.goto(`${vwr.base}/vwr/?event=demo`);
+  await waitStage(p, 'waiting');
+  await waitFor(() => polls >= 4, { timeout: 20000, what: 'four status polls' });
+  const spoken = (await p.evaluate(() => window.spoken)).filter((x) => x);
+  assert.equal(new Set(spoken).size, 1, `spoken: ${JSON.stringify(spoken)}`);
+  await p.context().close();
 });

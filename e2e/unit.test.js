@@ -47,6 +47,10 @@ test('tier1Interval stays within 2–15 s by distance and honours nextPoll and R
   assert.equal(tier1Interval({ ahead: 10, nextPoll: 10 }, () => 0.5), 10000, 'nextPoll raises the floor');
   assert.equal(tier1Interval({ ahead: 10, nextPoll: 60 }, () => 0.5), 15000, 'but never past 15 s');
   assert.equal(tier1Interval({ ahead: 10, retryAfter: 30 }, () => 0.5), 30000, 'Retry-After wins');
+  assert.equal(tier1Interval({ ahead: 10000, dueIn: 3.5 }, lo), 3500, 'a turn due in 3.5 s is looked at then');
+  assert.ok(tier1Interval({ ahead: 10000, dueIn: 3.5 }, hi) <= 3850, 'or a little later');
+  assert.equal(tier1Interval({ ahead: 10000, dueIn: -2 }, lo), 1000, 'an overdue turn: every second');
+  assert.ok(tier1Interval({ ahead: 10, dueIn: 60 }, hi) <= 2400, 'a far turn does not slow a close page');
   const spread = new Set(Array.from({ length: 50 }, () => tier1Interval({ ahead: 10 })));
   assert.ok(spread.size > 10, 'jitter spreads pages out');
 });

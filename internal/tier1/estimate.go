@@ -10,7 +10,8 @@ import (
 // here is a pure function of what a snapshot holds (counters, serving
 // counter, the advance history), when it was read, and the clock, so the
 // page computes the same figures from the status document (static/vwr/
-// wait.js; internal/tier1/testdata/wait-vectors.json pins the two together).
+// wait.js; internal/tier1/tier1api/testdata/wait-vectors.json pins the two
+// together).
 
 // minPaceIntervals is how many measured tick intervals replace the
 // configured one.

@@ -55,9 +55,11 @@ export function jitter(ms, fraction = 0.2, rand = Math.random) {
 /**
  * tier1Interval is how long the Tier 1 page waits before its next status poll,
  * in ms: 2 s when close, up to 15 s when far, never below the server's
- * nextPoll, and at least Retry-After when the server asked for it.
+ * nextPoll, but no later than the turn is due (dueIn seconds, at least 1 s,
+ * as wait.js's tier1Poll), and at least Retry-After when the server asked
+ * for it.
  */
-export function tier1Interval({ ahead, nextPoll, retryAfter }, rand = Math.random) {
+export function tier1Interval({ ahead, nextPoll, retryAfter, dueIn }, rand = Math.random) {
   let s;
   if (ahead <= 50) s = 2;
   else if (ahead <= 500) s = 4;
@@ -65,6 +67,12 @@ export function tier1Interval({ ahead, nextPoll, retryAfter }, rand = Math.rando
   else s = 15;
   if (Number.isFinite(nextPoll) && nextPoll > 0) s = Math.max(s, nextPoll);
   s = clamp(s, 2, 15);
+  if (Number.isFinite(dueIn) && dueIn < s) {
+    // Due sooner: look just after the turn (up to a tenth later, to spread
+    // the pages of one batch), never before it.
+    const ms = Math.max(dueIn, 1) * 1000 * (1 + 0.1 * rand());
+    return Number.isFinite(retryAfter) && retryAfter > 0 ? Math.max(ms, retryAfter * 1000) : Math.round(ms);
+  }
   const ms = jitter(s * 1000, 0.2, rand);
   if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.max(ms, retryAfter * 1000);
   return clamp(ms, 2000, 15000);

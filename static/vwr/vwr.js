@@ -13,9 +13,10 @@ import {
   ApiError, announcer, backoff, clockTime, finalError, newKey, requestJSON, retryNotice,
   safeReturn, setStage, setText, showStatus, sleep, store, tier1Interval, validId,
 } from './common.js';
-import { applyStatic, currentLang, formatNumber, formatWait, translator, withLang } from './i18n.js';
+import { applyStatic, currentLang, formatAhead, formatNumber, formatRange, translator, withLang } from './i18n.js';
 import { hex, newNonce, ticketHash, unhex, verifyPlace } from './draw.js';
 import { POW_CODES, payAtTheDoor } from './pow.js';
+import { pageWait, roundAhead, waitRange } from './wait.js';
 
 const API = '/vwr-api/vwr';
 const lang = currentLang();
@@ -24,12 +25,16 @@ const $ = (id) => document.getElementById(id);
 const kv = store();
 const params = new URLSearchParams(location.search);
 const event = params.get('event') || '';
-const announce = announcer($('live'));
+// Polite, and only when the wait's rounded range changes, at most twice a minute.
+const announce = announcer($('live'), 30000);
 
 // What the page knows; also mirrored into data-* attributes for tests and tooling.
 const s = {
-  requestId: '', position: 0, serving: 0, startServing: 0, ratePerMin: 0,
-  estimatedWait: NaN, nextPoll: 0, failures: 0,
+  requestId: '', position: 0, serving: 0, failures: 0, nextPoll: 0,
+  // The real visitors ahead (never positions: the holes of lagging shards
+  // are not people), how many were ahead on joining, and the wait: seconds
+  // as of waitAt (ms), the turn due in dueIn s from then, paused or not.
+  ahead: 0, aheadAtJoin: 0, waitSec: NaN, waitAt: 0, dueIn: NaN, paused: false,
   // A scheduled sale: '' (none), 'prequeue', 'drawing' or 'drawn'.
   phase: '', opensAt: 0, round: 0,
 };
@@ -63,25 +68,44 @@ function status(text, kind = 'info') {
   showStatus($('status'), text, kind);
 }
 
+// estimate takes the wait and people ahead from an answer of the API (assign
+// or check) or from the status document's pageWait.
+function estimate(w) {
+  s.ahead = Math.max(0, Number(w.peopleAhead) || 0);
+  s.waitSec = Number(w.estimatedWait ?? w.seconds);
+  s.waitAt = Date.now();
+  s.dueIn = Number.isFinite(w.dueIn) ? w.dueIn : s.waitSec;
+  s.paused = w.paused === true;
+}
+
+// progress is the share of the line ahead of the visitor on joining that
+// has gone in since, in whole per cent.
+function progress() {
+  if (s.position && s.position <= s.serving) return 100;
+  if (s.aheadAtJoin <= 0) return s.ahead > 0 ? 0 : 100;
+  return Math.round(Math.min(1, Math.max(0, (s.aheadAtJoin - s.ahead) / s.aheadAtJoin)) * 100);
+}
+
 function render() {
-  const ahead = Math.max(0, s.position - s.serving - 1);
   document.body.dataset.position = String(s.position);
   document.body.dataset.requestId = s.requestId;
+  document.body.dataset.ahead = String(s.ahead);
   setText($('position'), s.position ? formatNumber(lang, s.position) : '–');
-  setText($('ahead'), s.position ? formatNumber(lang, ahead) : '–');
+  setText($('ahead'), s.position ? formatAhead(t, lang, roundAhead(s.ahead)) : '–');
   setText($('serving'), s.position ? formatNumber(lang, s.serving) : '–');
-  let wait = s.estimatedWait;
-  if (s.ratePerMin > 0) wait = Math.round(((ahead + 1) * 60) / s.ratePerMin);
-  setText($('wait'), s.position ? formatWait(t, wait) : '–');
+  const left = Math.max(0, s.waitSec - (Date.now() - s.waitAt) / 1000);
+  let range = formatRange(t, lang, waitRange(left));
+  if (s.paused) range = t('range.paused', range);
+  if (s.position) setText($('wait'), range);
 
-  const span = s.position - s.startServing;
-  const pct = span <= 0 ? 100 : Math.round(Math.min(1, Math.max(0, (s.serving - s.startServing) / span)) * 100);
+  const pct = progress();
   $('progress-fill').style.width = `${pct}%`;
   $('progress').setAttribute('aria-valuenow', String(pct));
+  $('progress').setAttribute('aria-valuetext', t('progress.text', pct));
   setText($('progress-text'), `${pct}%`);
   setText($('updated'), clockTime(lang, new Date()));
 
-  if (s.position) announce(ahead, t('announce.position', formatNumber(lang, s.position), formatNumber(lang, ahead)));
+  if (s.position) announce(range, t('announce.wait', range, pct));
 }
 
 // headline sets the page's title and lead for what the visitor is waiting
@@ -107,6 +131,7 @@ function enterSale(phase, opensAt, round, chain) {
   if (phase === 'prequeue') headline(t('title.prequeue', opens), t('lead.prequeue'));
   else headline(t('title.drawing'), t('lead.drawing', opens));
   tickCountdown();
+  setText($('wait'), t('range.afterDraw'));
   if (changed) {
     setStage(phase);
     status(t(`status.${phase}`));
@@ -243,14 +268,16 @@ async function assign() {
   s.requestId = body.requestId;
   s.position = Number(body.position) || 0;
   s.serving = Number(body.servingCounter) || 0;
-  s.estimatedWait = Number(body.estimatedWait);
   s.nextPoll = Number(body.nextPoll) || 0;
+  estimate(body);
+  // The progress bar counts from the people ahead when the place was taken;
+  // a reload (an Idempotency-Key replay) keeps the first count.
   const saved = kv.get(`vwr:start:${event}`);
-  if (saved && saved.requestId === s.requestId) {
-    s.startServing = saved.serving;
+  if (saved && saved.requestId === s.requestId && Number.isFinite(saved.ahead)) {
+    s.aheadAtJoin = saved.ahead;
   } else {
-    s.startServing = s.serving;
-    kv.set(`vwr:start:${event}`, { requestId: s.requestId, serving: s.serving });
+    s.aheadAtJoin = s.ahead;
+    kv.set(`vwr:start:${event}`, { requestId: s.requestId, ahead: s.ahead });
   }
   return { passThrough: false };
 }
@@ -283,8 +310,8 @@ async function check() {
   }
   s.position = Number(body.position) || s.position;
   s.serving = Number(body.servingCounter) || s.serving;
-  s.estimatedWait = Number(body.estimatedWait);
   s.nextPoll = Number(body.nextPoll) || 0;
+  estimate(body);
   return false;
 }
 
@@ -293,7 +320,15 @@ async function pollStatus() {
   const { body } = await requestJSON(`${API}/status/${encodeURIComponent(event)}`);
   if (body.active === false) return false;
   s.serving = Math.max(s.serving, Number(body.servingCounter) || 0);
-  s.ratePerMin = Number(body.admitRatePerMinute) || 0;
+  // A document read before this place was handed out (or without the
+  // counters) says nothing about it: keep the last estimate.
+  const w = pageWait(body, s.position, Date.now());
+  if (w.ok && !w.afterDraw) {
+    estimate(w);
+    s.nextPoll = 0;
+  } else if (typeof body.paused === 'boolean') {
+    s.paused = body.paused;
+  }
   return true;
 }
 
@@ -365,10 +400,12 @@ async function run(returnPath) {
       }
       s.failures = 0;
       setStage('waiting');
-      status(t('status.waiting'));
+      if (s.paused) status(t('status.paused'), 'warn');
+      else status(t('status.waiting'));
       render();
-      const ahead = Math.max(0, s.position - s.serving);
-      await sleep(tier1Interval({ ahead, nextPoll: s.nextPoll }));
+      // Poll again by distance, but no later than the turn is due.
+      const dueIn = s.dueIn - (Date.now() - s.waitAt) / 1000;
+      await sleep(tier1Interval({ ahead: s.ahead, nextPoll: s.nextPoll, dueIn }));
       pollDue = true;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404 && s.requestId) {
