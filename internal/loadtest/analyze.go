@@ -17,6 +17,10 @@ type Visit struct {
 	Left         float64
 	EstimateWait float64 // Tier 2's estimate at the first queued answer (NaN: direct entry)
 	ActualWait   float64 // first queued answer to active
+	// Tier 1's estimate when the place was taken, and the wait from then to
+	// the pass (NaN: the place was served at once, or never).
+	Tier1Estimate float64
+	Tier1Wait     float64
 }
 
 func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Result {
@@ -45,14 +49,10 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	var last time.Time
 	var enters int64
 	visits := make([]Visit, len(vs))
-	var w2, w1 []float64
-	held := map[string]int{}
+	var w2, w1, l2, l1 []float64
 	for i, v := range vs {
 		if v.seat != "" {
 			vr.SeatsHeld++
-			if held[v.seat]++; held[v.seat] == 2 {
-				vr.SeatsHeldTwice++
-			}
 		}
 		if v.soldOut {
 			vr.SoldOut++
@@ -97,17 +97,20 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 			last = v.finished
 		}
 		vi := Visit{Position: v.position, Arrived: sec(v.arrived), Tier1Admit: sec(v.tier1AdmitRecv), Active: sec(v.activeRecv),
-			Left: sec(v.leaveSent), EstimateWait: math.NaN(), ActualWait: math.NaN()}
+			Left: sec(v.leaveSent), EstimateWait: math.NaN(), ActualWait: math.NaN(), Tier1Estimate: math.NaN(), Tier1Wait: math.NaN()}
 		if v.est2Set && !v.activeRecv.IsZero() {
 			vi.EstimateWait, vi.ActualWait = v.est2, v.activeRecv.Sub(v.t2FirstQueued).Seconds()
 			if vi.ActualWait > 0 {
-				w2 = append(w2, math.Abs(vi.EstimateWait-vi.ActualWait)/vi.ActualWait)
+				w2 = append(w2, relErr(vi.EstimateWait, vi.ActualWait))
 			}
+			l2 = v.later2.errors(v.activeRecv, l2)
 		}
-		if !v.tier1AdmitRecv.IsZero() && v.requeued == 0 {
+		if !v.tier1AdmitRecv.IsZero() && v.requeued == 0 && !v.est1Served {
 			if a := v.tier1AdmitRecv.Sub(v.enterRecv).Seconds(); a > 0 {
-				w1 = append(w1, math.Abs(v.est1-a)/a)
+				vi.Tier1Estimate, vi.Tier1Wait = v.est1, a
+				w1 = append(w1, relErr(v.est1, a))
 			}
+			l1 = v.later1.errors(v.tier1AdmitRecv, l1)
 		}
 		visits[i] = vi
 	}
@@ -117,8 +120,11 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	dur := r.since(last)
 	vr.DurationSeconds = round2(dur)
 	vr.PowSolveMs, vr.PowCost = r.pow.report(r.cfg.Pow, r.cfg.PowTickets)
+	vr.SeatsHeldTwice, vr.SeatsReheldAfterLoss = r.seatsHeldTwice(vs)
 	rep.Visitors = vr
-	rep.LostVisitors = vr.Requeued + vr.GaveUp + vr.Unfinished
+	// Unfinished visitors were still on their way when the run ended; they
+	// are counted apart, not as lost.
+	rep.LostVisitors = vr.Requeued + vr.GaveUp
 
 	// Throughput.
 	perSec := map[int64]int64{}
@@ -142,7 +148,9 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	rep.Inversions = Inversions{Tier1: tier1Inversions(vs), Tier2: int64(len(passed))}
 	rep.MaxActive, rep.OverAdmissions = activeHolders(vs, end, r.cfg.Threshold)
 	rep.WaitEstimateError = waitError(w2)
-	t1 := waitError(w1)
+	later2, t1, later1 := waitError(l2), waitError(w1), waitError(l1)
+	rep.WaitEstimateError.Later, t1.Later = &later2, &later1
+	t1.PeopleAhead = peopleAheadError(vs)
 	rep.WaitEstimateError.Tier1 = &t1
 
 	rep.BackendOpsPerVisitor = BackendOps{Tier1Store: "unknown"}
@@ -222,6 +230,144 @@ func (r *run) faultRecovery(fs []FaultReport, vs []*visitor) {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// relErr is |estimate − actual| ÷ actual.
+func relErr(estimate, actual float64) float64 { return math.Abs(estimate-actual) / actual }
+
+// errors appends the relative error of each later estimate against the
+// wait that remained until done.
+func (e *estimates) errors(done time.Time, out []float64) []float64 {
+	for i, t := range e.t {
+		if a := done.Sub(t).Seconds(); a > 0 {
+			out = append(out, relErr(e.est[i], a))
+		}
+	}
+	return out
+}
+
+// peopleAheadError compares every count of people ahead a visitor's page
+// showed (at its place and from later status documents) with the real count
+// then: the places handed out by that moment between the document's serving
+// counter and the visitor's place. A place counts from the midpoint of its
+// assign request (the store handed it out somewhere in between).
+func peopleAheadError(vs []*visitor) *AheadError {
+	type place struct {
+		pos int64
+		at  time.Time
+	}
+	type query struct {
+		at          time.Time
+		s, p, shown int64
+	}
+	var places []place
+	var qs []query
+	for _, v := range vs {
+		if v.requestID == "" || v.passThrough || v.position <= 0 || v.enterRecv.IsZero() {
+			continue
+		}
+		places = append(places, place{v.position, v.enterSent.Add(v.enterRecv.Sub(v.enterSent) / 2)})
+		for _, a := range v.ahead1 {
+			if v.position > a.serving {
+				qs = append(qs, query{a.t, a.serving, v.position, a.shown})
+			}
+		}
+	}
+	if len(qs) == 0 {
+		return &AheadError{}
+	}
+	sort.Slice(places, func(i, j int) bool { return places[i].at.Before(places[j].at) })
+	sort.Slice(qs, func(i, j int) bool { return qs[i].at.Before(qs[j].at) })
+	pos := make([]int64, len(places))
+	for i, pl := range places {
+		pos[i] = pl.pos
+	}
+	sort.Slice(pos, func(i, j int) bool { return pos[i] < pos[j] })
+	// rank is the count of places at positions ≤ x.
+	rank := func(x int64) int { return sort.Search(len(pos), func(i int) bool { return pos[i] > x }) }
+	fw := make([]int64, len(pos)+1)
+	add := func(i int) {
+		for ; i < len(fw); i += i & -i {
+			fw[i]++
+		}
+	}
+	upTo := func(i int) (n int64) { // handed-out places among the first i positions
+		for ; i > 0; i -= i & -i {
+			n += fw[i]
+		}
+		return n
+	}
+	var rel []float64
+	var within, total int64
+	k := 0
+	for _, q := range qs {
+		for k < len(places) && !places[k].at.After(q.at) {
+			add(rank(places[k].pos))
+			k++
+		}
+		real := upTo(rank(q.p-1)) - upTo(rank(q.s))
+		line := upTo(len(pos)) - upTo(rank(q.s))
+		diff := math.Abs(float64(q.shown - real))
+		if diff <= max(0.02*float64(line), 16) {
+			within++
+		}
+		total++
+		if line > 0 {
+			rel = append(rel, diff/float64(line))
+		}
+	}
+	sort.Float64s(rel)
+	return &AheadError{Samples: total, WithinBound: round4(float64(within) / float64(total)),
+		MedianOfLine: round4(quantile(rel, 0.5)), P90OfLine: round4(quantile(rel, 0.9)), MaxOfLine: round4(quantile(rel, 1))}
+}
+
+// redisLoss says whether a fault of this kind loses what Tier 2's Redis
+// held (the demo site's seat holds live there too).
+func redisLoss(kind string) bool {
+	return kind == FaultRedisFlush || kind == FaultRedisFlushRestart || kind == FaultRedisRestart
+}
+
+// seatsHeldTwice counts seats two visitors were told they hold at once. A
+// seat held again after a fault that emptied Redis (where the demo site's
+// holds live, beside Tier 2's line) is counted apart, as re-held after the
+// loss; one held again after the first hold ran out is not counted.
+func (r *run) seatsHeldTwice(vs []*visitor) (twice, afterLoss int64) {
+	bySeat := map[string][]time.Time{}
+	for _, v := range vs {
+		if v.seat != "" {
+			bySeat[v.seat] = append(bySeat[v.seat], v.seatAt)
+		}
+	}
+	var losses []float64
+	for _, f := range r.faultsDone {
+		if f.Injected && redisLoss(f.Kind) {
+			losses = append(losses, f.AtSeconds)
+		}
+	}
+	for _, ts := range bySeat {
+		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+		double, reheld := false, false
+		for i := 1; i < len(ts); i++ {
+			prev, t := ts[i-1], ts[i]
+			if r.holdTTL > 0 && t.Sub(prev) >= r.holdTTL {
+				continue // the first hold had run out
+			}
+			lost := false
+			for _, at := range losses {
+				if r.since(prev) <= at && at <= r.since(t) {
+					lost = true
+				}
+			}
+			double, reheld = double || !lost, reheld || lost
+		}
+		switch {
+		case double:
+			twice++
+		case reheld:
+			afterLoss++
+		}
+	}
+	return twice, afterLoss
+}
 
 func waitError(xs []float64) WaitError {
 	sort.Float64s(xs)

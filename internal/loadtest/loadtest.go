@@ -285,6 +285,18 @@ type run struct {
 	windows map[time.Time]bool
 	junkSeq atomic.Int64
 	pow     powStats
+	// holdTTL is how long the protected site holds a seat (its list says).
+	holdTTL time.Duration
+}
+
+// sawHoldTTL notes the seat-hold lifetime the site announced.
+func (r *run) sawHoldTTL(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	r.mu.Lock()
+	r.holdTTL = d
+	r.mu.Unlock()
 }
 
 // sawRecovery notes a recovery window's end that an answer announced.

@@ -50,9 +50,11 @@ func writeVisits(path string, vs []Visit) error {
 	}
 	rows := make([][]string, 0, len(vs))
 	for _, v := range vs {
-		rows = append(rows, []string{strconv.FormatInt(v.Position, 10), num(v.Arrived), num(v.Tier1Admit), num(v.Active), num(v.Left), num(v.EstimateWait), num(v.ActualWait)})
+		rows = append(rows, []string{strconv.FormatInt(v.Position, 10), num(v.Arrived), num(v.Tier1Admit), num(v.Active), num(v.Left),
+			num(v.EstimateWait), num(v.ActualWait), num(v.Tier1Estimate), num(v.Tier1Wait)})
 	}
-	return writeCSV(path, []string{"position", "arrived", "tier1Admitted", "active", "left", "tier2EstimateSeconds", "tier2ActualWaitSeconds"}, rows)
+	return writeCSV(path, []string{"position", "arrived", "tier1Admitted", "active", "left", "tier2EstimateSeconds", "tier2ActualWaitSeconds",
+		"tier1EstimateSeconds", "tier1ActualWaitSeconds"}, rows)
 }
 
 // PassedOverFile explains the Tier 2 inversions, one CSV row each; it is
@@ -85,18 +87,27 @@ func writeCSV(path string, header []string, rows [][]string) error {
 	return f.Close()
 }
 
+// errLine is "median M %, p90 P % (N)" of a WaitError.
+func errLine(e WaitError) string {
+	return fmt.Sprintf("median %.0f %%, p90 %.0f %% (%d)", 100*e.Median, 100*e.P90, e.Samples)
+}
+
 // Summary prints the few lines a person reads after a rehearsal.
 func Summary(w io.Writer, rep Report) {
 	v := rep.Visitors
 	fmt.Fprintf(w, "%d visitors (%s at %.0f/s) against %s in %.1f s\n", v.Total, v.Arrival, v.RatePerSecond, v.Target, v.DurationSeconds)
-	fmt.Fprintf(w, "  admitted %d, left %d, direct entries %d, unfinished %d, gave up %d, took a new place %d, lost %d\n",
-		v.Admitted, v.Left, v.DirectEntries, v.Unfinished, v.GaveUp, v.Requeued, rep.LostVisitors)
+	fmt.Fprintf(w, "  admitted %d, left %d, direct entries %d; lost %d (gave up %d, took a new place %d); unfinished %d (still waiting when the run ended)\n",
+		v.Admitted, v.Left, v.DirectEntries, rep.LostVisitors, v.GaveUp, v.Requeued, v.Unfinished)
 	if v.PowSolveMs != nil {
 		fmt.Fprintf(w, "  proof of work (%d expected hashes): solved in %.0f ms median, %.0f ms p90 (%d solves, %.0f hashes/s); %d tickets cost one client %.0f CPU-seconds\n",
 			v.PowCost.ExpectedHashes, v.PowSolveMs.Median, v.PowSolveMs.P90, v.PowSolveMs.Samples, v.PowCost.HashesPerSecond, v.PowCost.Tickets, v.PowCost.CPUSeconds)
 	}
 	if v.SeatsHeld+v.SoldOut > 0 {
-		fmt.Fprintf(w, "  seats: %d held, %d found it sold out, %d held twice\n", v.SeatsHeld, v.SoldOut, v.SeatsHeldTwice)
+		fmt.Fprintf(w, "  seats: %d held, %d found it sold out, %d held twice", v.SeatsHeld, v.SoldOut, v.SeatsHeldTwice)
+		if v.SeatsReheldAfterLoss > 0 {
+			fmt.Fprintf(w, "; %d held again after a fault emptied the Redis the holds lived in (not counted twice)", v.SeatsReheldAfterLoss)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  throughput: %.0f requests/s, %.1f admissions/s (peak %d in one second)\n",
 		rep.ThroughputPerSecond.Requests, rep.ThroughputPerSecond.Admissions, rep.ThroughputPerSecond.PeakAdmissions)
@@ -105,8 +116,25 @@ func Summary(w io.Writer, rep Report) {
 	if v.Reentered > 0 {
 		fmt.Fprintf(w, "  re-entry: %d left and tried the same pass again, %d told done\n", v.Reentered, v.ReentryRefused)
 	}
-	fmt.Fprintf(w, "  Tier 2 wait estimate error: median %.0f %%, p90 %.0f %% (%d visitors)\n",
-		100*rep.WaitEstimateError.Median, 100*rep.WaitEstimateError.P90, rep.WaitEstimateError.Samples)
+	we := rep.WaitEstimateError
+	for _, tier := range []struct {
+		name string
+		w    *WaitError
+	}{{"Tier 1", we.Tier1}, {"Tier 2", &we}} {
+		if tier.w == nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %s wait estimate error: first %s", tier.name, errLine(*tier.w))
+		if tier.w.Later != nil {
+			fmt.Fprintf(w, "; later %s", errLine(*tier.w.Later))
+		}
+		fmt.Fprintln(w)
+	}
+	if a := we.Tier1; a != nil && a.PeopleAhead != nil && a.PeopleAhead.Samples > 0 {
+		pa := a.PeopleAhead
+		fmt.Fprintf(w, "  Tier 1 people ahead: %.1f %% of %d counts within 2 %% of the line or 16 people; error median %.2f %%, p90 %.2f %% of the line\n",
+			100*pa.WithinBound, pa.Samples, 100*pa.MedianOfLine, 100*pa.P90OfLine)
+	}
 	b := rep.BackendOpsPerVisitor
 	fmt.Fprintf(w, "  backend: Tier 1 on %s, %.2f reads and %.2f writes per visitor, hottest partition %.1f %% of writes",
 		b.Tier1Store, b.DynamoReads, b.DynamoWrites, 100*b.HottestPartitionWriteShare)

@@ -25,25 +25,29 @@ type Report struct {
 
 // VisitorsReport describes the simulated crowd and what became of it.
 type VisitorsReport struct {
-	Total           int64   `json:"total"`
-	Arrival         string  `json:"arrival"`
-	RatePerSecond   float64 `json:"ratePerSecond"`
-	Admitted        int64   `json:"admitted"`        // reached Tier 2 active
-	Left            int64   `json:"left"`            // left after their dwell (the whole journey)
-	PassThrough     int64   `json:"passThrough"`     // Tier 1 let them through without a place (event inactive)
-	DirectEntries   int64   `json:"directEntries"`   // active at their first Tier 2 check
-	Unfinished      int64   `json:"unfinished"`      // still on their way when the run ended
-	GaveUp          int64   `json:"gaveUp"`          // stopped on a final 4xx, as the pages do
-	Requeued        int64   `json:"requeued"`        // took a new Tier 1 place after a 404
-	PassRenewals    int64   `json:"passRenewals"`    // went back to Tier 1 after a 401 at Tier 2
-	SeatsHeld       int64   `json:"seatsHeld"`       // held a seat on the protected site (-seats)
-	SoldOut         int64   `json:"soldOut"`         // found every seat taken
-	SeatsHeldTwice  int64   `json:"seatsHeldTwice"`  // seats two visitors were told they hold (goal 0)
-	Reentered       int64   `json:"reentered"`       // left and tried the same pass again (-reenter)
-	ReentryRefused  int64   `json:"reentryRefused"`  // … and were told "done" (the goal: all of them)
-	DurationSeconds float64 `json:"durationSeconds"` // first arrival to last visitor done
-	Seed            uint64  `json:"seed"`
-	Target          string  `json:"target"` // "in-process vwr local (…)" or the -base URL
+	Total          int64   `json:"total"`
+	Arrival        string  `json:"arrival"`
+	RatePerSecond  float64 `json:"ratePerSecond"`
+	Admitted       int64   `json:"admitted"`       // reached Tier 2 active
+	Left           int64   `json:"left"`           // left after their dwell (the whole journey)
+	PassThrough    int64   `json:"passThrough"`    // Tier 1 let them through without a place (event inactive)
+	DirectEntries  int64   `json:"directEntries"`  // active at their first Tier 2 check
+	Unfinished     int64   `json:"unfinished"`     // still on their way when the run ended (not counted as lost)
+	GaveUp         int64   `json:"gaveUp"`         // stopped on a final 4xx, as the pages do
+	Requeued       int64   `json:"requeued"`       // took a new Tier 1 place after a 404
+	PassRenewals   int64   `json:"passRenewals"`   // went back to Tier 1 after a 401 at Tier 2
+	SeatsHeld      int64   `json:"seatsHeld"`      // held a seat on the protected site (-seats)
+	SoldOut        int64   `json:"soldOut"`        // found every seat taken
+	SeatsHeldTwice int64   `json:"seatsHeldTwice"` // seats two visitors were told they hold at once (goal 0)
+	// SeatsReheldAfterLoss are seats held again after a fault emptied the
+	// Redis the holds lived in (the demo site keeps them beside Tier 2's
+	// line): the first holder's hold was lost with it, not doubled.
+	SeatsReheldAfterLoss int64   `json:"seatsReheldAfterLoss"`
+	Reentered            int64   `json:"reentered"`       // left and tried the same pass again (-reenter)
+	ReentryRefused       int64   `json:"reentryRefused"`  // … and were told "done" (the goal: all of them)
+	DurationSeconds      float64 `json:"durationSeconds"` // first arrival to last visitor done
+	Seed                 uint64  `json:"seed"`
+	Target               string  `json:"target"` // "in-process vwr local (…)" or the -base URL
 	// PowSolveMs and PowCost are set when the event asked for a proof of
 	// work (-pow): each visitor's solve time, and what Tickets arrivals
 	// cost one client at the measured rate.
@@ -76,13 +80,32 @@ type Inversions struct {
 }
 
 // WaitError is |estimate − actual| / actual over visitors who had to wait at
-// Tier 2 (the estimate shown at their first queued answer); Tier1 is the same
-// for the estimate shown when they took their Tier 1 place.
+// Tier 2, for the estimate shown at their first queued answer (the actual
+// wait runs from that answer to "active"). Later is the same for every later
+// queued answer, against the wait that remained. Tier1 is the same for Tier
+// 1: the estimate shown when the place was taken (against the wait until the
+// pass), Later the estimates the page made from later status documents, and
+// PeopleAhead the error of the people-ahead count it showed.
 type WaitError struct {
-	Median  float64    `json:"median"`
-	P90     float64    `json:"p90"`
-	Samples int64      `json:"samples"`
-	Tier1   *WaitError `json:"tier1,omitempty"`
+	Median      float64     `json:"median"`
+	P90         float64     `json:"p90"`
+	Samples     int64       `json:"samples"`
+	Later       *WaitError  `json:"later,omitempty"`
+	Tier1       *WaitError  `json:"tier1,omitempty"`
+	PeopleAhead *AheadError `json:"peopleAhead,omitempty"`
+}
+
+// AheadError compares each people-ahead count a Tier 1 page showed with
+// the real count at that moment (places handed out between the serving
+// counter and the visitor's place), as shares of the line then.
+type AheadError struct {
+	Samples int64 `json:"samples"`
+	// WithinBound is the share within docs/tier1-design.md's bound: 2 % of
+	// the line or 16 people, whichever is more.
+	WithinBound  float64 `json:"withinBound"`
+	MedianOfLine float64 `json:"medianOfLine"`
+	P90OfLine    float64 `json:"p90OfLine"`
+	MaxOfLine    float64 `json:"maxOfLine"`
 }
 
 // BackendOps is backend work per visitor (or per request, for Redis).

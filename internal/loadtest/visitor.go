@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/tier1/tier1api"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
@@ -48,13 +49,21 @@ type visitor struct {
 	tier2    int // which Tier 2 instance this visitor's balancer sends it to
 
 	// Tier 1.
-	requestID      string
-	altcha         string // the solved challenge for the next assign (Config.Pow)
-	position       int64
-	serving        int64
-	nextPoll       int
-	enterRecv      time.Time
-	est1           float64 // the estimate shown when the place was taken, seconds
+	requestID string
+	altcha    string // the solved challenge for the next assign (Config.Pow)
+	position  int64
+	serving   int64
+	nextPoll  int
+	enterSent time.Time
+	enterRecv time.Time
+	est1      float64 // the estimate shown when the place was taken, seconds
+	// est1Served: the place was already served when it was taken (no wait).
+	est1Served bool
+	// later1 are the estimates the page made from later status documents;
+	// ahead1 the people it showed ahead, for the people-ahead error.
+	later1         estimates
+	ahead1         []aheadShown
+	dueAt1         time.Time // when the page expects its turn (zero: unknown)
 	lastWaitSent1  time.Time
 	tier1AdmitRecv time.Time
 	pass           string
@@ -69,11 +78,13 @@ type visitor struct {
 	t2LastQueued   time.Time // last queued answer's request sent
 	est2           float64   // the estimate at the first queued answer, seconds
 	est2Set        bool
+	later2         estimates // the estimates of later queued answers
 	activeRecv     time.Time
 	activeSent     time.Time
 	entry          string // the entry token, for the protected site
 	seat           string // the seat held ("" when none)
-	soldOut        bool   // found no seat left
+	seatAt         time.Time
+	soldOut        bool // found no seat left
 	seatTries      int
 	direct         bool
 	leaveSent      time.Time
@@ -151,6 +162,7 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 			RequestID      string  `json:"requestId"`
 			Position       int64   `json:"position"`
 			ServingCounter int64   `json:"servingCounter"`
+			PeopleAhead    int64   `json:"peopleAhead"`
 			EstimatedWait  float64 `json:"estimatedWait"`
 			NextPoll       int     `json:"nextPoll"`
 		}
@@ -163,16 +175,17 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 		}
 		if b.RequestID != v.requestID {
 			// A new place (not an idempotent replay after a lost pass).
-			v.enterRecv, v.est1, v.lastWaitSent1 = res.recv, b.EstimatedWait, time.Time{}
+			v.enterSent, v.enterRecv, v.est1, v.lastWaitSent1 = res.sent, res.recv, b.EstimatedWait, time.Time{}
+			v.est1Served = b.Position <= b.ServingCounter
+			v.later1, v.ahead1 = estimates{}, nil
+			v.ahead1 = append(v.ahead1, aheadShown{t: res.recv, serving: b.ServingCounter, shown: b.PeopleAhead})
 		}
 		v.requestID, v.position, v.serving, v.nextPoll = b.RequestID, b.Position, b.ServingCounter, b.NextPoll
+		v.dueAt1 = res.recv.Add(secs(b.EstimatedWait))
 		return v.afterUpdate()
 	case nextStatus:
 		res := v.r.call(ctx, "tier1.status", http.MethodGet, v.api1("status/"+ev), nil, nil)
-		var b struct {
-			Active         bool  `json:"active"`
-			ServingCounter int64 `json:"servingCounter"`
-		}
+		var b tier1api.PageStatus
 		if err := res.decode(&b); err != nil {
 			return v.failed1(res)
 		}
@@ -182,6 +195,12 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 			return 0, false
 		}
 		v.serving = max(v.serving, b.ServingCounter)
+		// The page's own estimate from the document (wait.js).
+		if w, ok := b.Page().Wait(v.position, res.recv); ok && !w.AfterDraw && v.position > b.ServingCounter {
+			v.later1.add(res.recv, float64(w.Seconds))
+			v.ahead1 = append(v.ahead1, aheadShown{t: res.recv, serving: b.ServingCounter, shown: w.PeopleAhead})
+			v.dueAt1, v.nextPoll = res.recv.Add(secs(float64(w.Seconds))), 0
+		}
 		return v.afterUpdate()
 	default:
 		res := v.r.call(ctx, "tier1.check", http.MethodGet, v.api1("check/"+ev+"/"+v.requestID), nil, nil)
@@ -209,6 +228,10 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 		}
 		v.serving = max(v.serving, b.ServingCounter)
 		v.nextPoll = b.NextPoll
+		// Not yet after all (the status document ran ahead of this
+		// instance's snapshot): the page shows this answer's estimate.
+		v.later1.add(res.recv, b.EstimatedWait)
+		v.dueAt1 = res.recv.Add(secs(b.EstimatedWait))
 		v.failures = 0
 		v.t1next = nextStatus
 		return v.tier1Interval(), false
@@ -295,6 +318,8 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 	if v.t2FirstQueued.IsZero() {
 		v.t2FirstQueued = res.recv
 		v.est2, v.est2Set = b.EstimatedWait, true
+	} else {
+		v.later2.add(res.recv, b.EstimatedWait)
 	}
 	v.t2LastQueued = res.sent
 	return jitter(time.Duration(min(max(b.NextPoll, 1), 60)*float64(time.Second)), 0.2, v.rng), false
@@ -395,8 +420,9 @@ func (v *visitor) holdSeat(ctx context.Context) (time.Duration, bool) {
 	auth := map[string]string{"Cookie": (&http.Cookie{Name: token.EntryCookie, Value: v.entry}).String()}
 	list := v.r.call(ctx, "site.seats", http.MethodGet, site, auth, nil)
 	var l struct {
-		Remaining int64 `json:"remaining"`
-		Seats     []struct {
+		Remaining   int64 `json:"remaining"`
+		HoldSeconds int   `json:"holdSeconds"`
+		Seats       []struct {
 			ID     string `json:"id"`
 			Status string `json:"status"`
 		} `json:"seats"`
@@ -404,6 +430,7 @@ func (v *visitor) holdSeat(ctx context.Context) (time.Duration, bool) {
 	if err := list.decode(&l); err != nil {
 		return v.seatFailed(list)
 	}
+	v.r.sawHoldTTL(time.Duration(l.HoldSeconds) * time.Second)
 	var free []string
 	for _, st := range l.Seats {
 		if st.Status == "available" {
@@ -418,7 +445,7 @@ func (v *visitor) holdSeat(ctx context.Context) (time.Duration, bool) {
 	body, _ := json.Marshal(map[string]string{"seatId": pick})
 	hold := v.r.call(ctx, "site.hold", http.MethodPost, site+"/hold", auth, body)
 	if hold.ok() {
-		v.seat = pick
+		v.seat, v.seatAt = pick, hold.recv
 		return v.toDwell()
 	}
 	var e struct {
@@ -475,7 +502,8 @@ func (v *visitor) leave(ctx context.Context) (time.Duration, bool) {
 }
 
 // tier1Interval is common.js's tier1Interval: 2 s when close, up to 15 s
-// when far, never below nextPoll.
+// when far, never below nextPoll, but no later than the turn is due (then
+// up to a tenth later, never earlier).
 func (v *visitor) tier1Interval() time.Duration {
 	ahead := v.position - v.serving
 	var s float64
@@ -493,7 +521,47 @@ func (v *visitor) tier1Interval() time.Duration {
 		s = math.Max(s, float64(v.nextPoll))
 	}
 	s = min(max(s, 2), 15)
+	if !v.dueAt1.IsZero() {
+		if due := v.dueAt1.Sub(v.r.cfg.Clock.Now()).Seconds(); due < s {
+			return time.Duration(max(due, 1) * (1 + 0.1*v.rng.Float64()) * float64(time.Second))
+		}
+	}
 	return jitter(time.Duration(s*float64(time.Second)), 0.2, v.rng)
+}
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// estimates are the later estimates a visitor was shown: when, and the
+// seconds it said. A long wait keeps every other one once it has 16, so a
+// visitor costs a few hundred bytes however long it waits.
+type estimates struct {
+	t    []time.Time
+	est  []float64
+	skip int // keep one in 2^skip
+	seen int
+}
+
+func (e *estimates) add(t time.Time, est float64) {
+	e.seen++
+	if (e.seen-1)%(1<<e.skip) != 0 {
+		return
+	}
+	e.t, e.est = append(e.t, t), append(e.est, est)
+	if len(e.t) == 16 {
+		for i := 0; i < 8; i++ {
+			e.t[i], e.est[i] = e.t[2*i], e.est[2*i]
+		}
+		e.t, e.est = e.t[:8], e.est[:8]
+		e.skip++
+	}
+}
+
+// aheadShown is a count of people ahead the page showed: as of t (the
+// document's read), with the serving counter then.
+type aheadShown struct {
+	t       time.Time
+	serving int64
+	shown   int64
 }
 
 // backoff is common.js's backoff: 2, 4, 8 … 30 s jittered, at least
