@@ -105,7 +105,7 @@ func (f *floor) check(w http.ResponseWriter, r *http.Request) {
 	if snap.Status == queue.StatusQueued {
 		v.Queued, v.Position, v.PeopleAhead = true, snap.Rank+1, snap.Rank
 		v.PeopleBehind = max(snap.QueueSize-snap.Rank-1, 0)
-		v.EstimatedWait = queue.EstimateWait(v.Position, snap.AdmittedLastMinute, queue.RateSpan(now, snap.RateSince))
+		v.EstimatedWait = queue.EstimateQueued(v.Position, snap, now)
 		v.NextPoll = queue.NextPoll(queue.StatusQueued, v.Position)
 		jsonhttp.WriteJSON(w, http.StatusOK, v)
 		return

@@ -505,7 +505,7 @@ func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (Vi
 		v.Position = snap.Rank + 1
 		v.PeopleAhead = snap.Rank
 		v.PeopleBehind = max(snap.QueueSize-snap.Rank-1, 0)
-		v.EstimatedWait = EstimateWait(v.Position, snap.AdmittedLastMinute, RateSpan(now, snap.RateSince))
+		v.EstimatedWait = EstimateQueued(v.Position, snap, now)
 		if !v.RecoveringUntil.IsZero() {
 			// Nobody is let in before the window ends.
 			v.EstimatedWait += int((v.RecoveringUntil.Sub(now) + time.Second - 1) / time.Second)
@@ -566,10 +566,6 @@ func EntryTokenID(eventID, userID string, expiresAt time.Time) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
-// minRateSamples is how many admissions in the last RateWindow the measured
-// rate needs before it replaces the seed's rough guess.
-const minRateSamples = 10
-
 // MinRateSpan is the shortest span a rate is measured over: a first burst of
 // admissions (a line opening at once) is not a rate yet.
 const MinRateSpan = 5 * time.Second
@@ -586,15 +582,27 @@ func RateSpan(now, since time.Time) time.Duration {
 	return min(max(now.Sub(since), MinRateSpan), RateWindow)
 }
 
+// EstimateQueued is the wait in seconds of the queued user at position:
+// a second when there are free slots for everyone up to them (the worker's
+// next pass lets them in), else EstimateWait at the measured rate.
+func EstimateQueued(position int64, snap Snapshot, now time.Time) int {
+	if position > 0 && snap.Threshold-snap.ActiveCount >= position {
+		return 1
+	}
+	return EstimateWait(position, snap.AdmittedLastMinute, RateSpan(now, snap.RateSince))
+}
+
 // EstimateWait is the expected wait in seconds of the user at position:
 // position ÷ (admissions in the last RateWindow ÷ the span they were made
-// in, see RateSpan), or, with too few recent admissions to measure a rate,
-// the seed's max(position/50, 5).
+// in, see RateSpan). However few the admissions, they are the rate: a slow
+// line is slow (the seed's position ÷ 50 s fallback told someone 5th in a
+// line admitting three a minute that they would be in within 5 s). With none
+// in the last minute it is the seed's max(position/50, 5).
 func EstimateWait(position, admitted int64, span time.Duration) int {
 	if position <= 0 {
 		return 0
 	}
-	if admitted < minRateSamples {
+	if admitted <= 0 {
 		return int(max(position/50, 5))
 	}
 	// ceil(position × span ÷ admitted) in whole seconds, in integers.

@@ -165,9 +165,11 @@ func TestEstimateWait(t *testing.T) {
 		want               int
 	}{
 		{0, 100, time.Minute, 0},
-		{1, 0, time.Minute, 5},      // too few samples: max(1/50, 5)
-		{1000, 9, time.Minute, 20},  // still too few: 1000/50
-		{100, 60, time.Minute, 100}, // one per second
+		{1, 0, time.Minute, 5},       // nobody let in for a minute: max(1/50, 5)
+		{1000, 0, time.Minute, 20},   // 1000/50
+		{6, 3, time.Minute, 120},     // three a minute is slow, not unknown
+		{1000, 9, time.Minute, 6667}, // nine a minute
+		{100, 60, time.Minute, 100},  // one per second
 		{100, 120, time.Minute, 50},
 		{7, 60, time.Minute, 7},
 		{1, 600, time.Minute, 1},         // rounds up
@@ -182,6 +184,22 @@ func TestEstimateWait(t *testing.T) {
 				t.Fatalf("EstimateWait(%d, %d, %s) = %d, want %d", c.position, c.admitted, c.span, got, c.want)
 			}
 		})
+	}
+}
+
+// TestEstimateQueued: with a free slot for everyone up to the user, the
+// worker's next pass lets them in, whatever the last minute's rate was.
+func TestEstimateQueued(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	slow := queue.Snapshot{Threshold: 50, ActiveCount: 44, AdmittedLastMinute: 3, RateSince: now.Add(-time.Minute)}
+	for _, c := range []struct {
+		position int64
+		want     int
+	}{{5, 1}, {6, 1}, {7, 140}} {
+		if got := queue.EstimateQueued(c.position, slow, now); got != c.want {
+			t.Errorf("6 free slots, 3 let in a minute: position %d waits %d s, want %d", c.position, got, c.want)
+		}
 	}
 }
 
@@ -287,8 +305,10 @@ func TestCheckEntersAndQueues(t *testing.T) {
 		b.check(t, uid, int64([]int{3, 1, 2}[i]))
 	}
 	v := b.check(t, "p2", 2)
+	// One admission (bob's) in the last minute, just now: one per 5 s at
+	// least (MinRateSpan), so the second in line waits 10 s.
 	want := queue.View{EventID: b.ev, Status: queue.StatusQueued, Position: 2, PeopleAhead: 1, PeopleBehind: 1,
-		QueueSize: 3, EstimatedWait: 5, NextPoll: 1, CurrentUsers: 2, Threshold: 2}
+		QueueSize: 3, EstimatedWait: 10, NextPoll: 1, CurrentUsers: 2, Threshold: 2}
 	if v != want {
 		t.Fatalf("p2:\n got %+v\nwant %+v", v, want)
 	}
@@ -416,8 +436,9 @@ func TestStatsAndRanking(t *testing.T) {
 		t.Fatalf("CleanupOnce = %d, %v", n, err)
 	}
 	st, err := b.svc.Stats(b.ctx, b.ev)
+	// One admission in the 30 s since the first: the line of 2 clears in 60 s.
 	want := queue.Stats{EventID: b.ev, QueueSize: 2, CurrentUsers: 1, Threshold: 1, AdmittedLastMinute: 1,
-		OldestHeartbeatAge: b.clk.Now().Sub(heard.Truncate(queue.HeartbeatTick)), EstimatedClearAfter: 5}
+		OldestHeartbeatAge: b.clk.Now().Sub(heard.Truncate(queue.HeartbeatTick)), EstimatedClearAfter: 60}
 	if err != nil || st != want {
 		t.Fatalf("stats:\n got %+v, %v\nwant %+v", st, err, want)
 	}
