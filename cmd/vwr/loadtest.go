@@ -52,7 +52,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	var cfg loadtest.Config
 	var faults loadtest.Faults
 	fs.IntVar(&cfg.Visitors, "visitors", 10000, "visitors to simulate")
-	fs.StringVar(&cfg.Arrival, "arrival", loadtest.ArrivalBurst, "arrival curve: burst (constant flood), poisson or ramp (0 → rate)")
+	fs.StringVar(&cfg.Arrival, "arrival", loadtest.ArrivalBurst, "arrival curve: burst (constant flood), poisson, ramp (0 → rate) or sale (rate at the opening, falling by e every visitors÷rate s)")
 	fs.Float64Var(&cfg.Rate, "rate", 500, "arrivals per second")
 	base := fs.String("base", "", "URL of a running vwr (Tier 1 at /vwr-api, Tier 2 at /api/queue); empty: start one in this process")
 	fs.IntVar(&cfg.Shards, "shards", 4, "Tier 1 counter shards for the event")
@@ -135,8 +135,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 		return exitError
 	}
 	loadtest.Summary(inv.Stdout, res.Report)
-	fmt.Fprintf(inv.Stdout, "  wrote %s and %s, %s, %s, %s in %s\n", loadtest.ReportFile,
-		loadtest.PlotQueue, loadtest.PlotAdmissions, loadtest.PlotActive, loadtest.PlotWait, *out)
+	fmt.Fprintf(inv.Stdout, "  wrote %s, %s and %s in %s\n", loadtest.ReportFile, loadtest.VisitsFile, strings.Join(loadtest.Plots, ", "), *out)
 	return exitOK
 }
 

@@ -133,7 +133,7 @@ func TestLoadtestReportSchema(t *testing.T) {
 	if len(rep.Errors["junk.assign"]) != 0 || rep.LatencyMs["junk.check"].Count == 0 {
 		t.Errorf("junk traffic: errors %v, latency %+v", rep.Errors, rep.LatencyMs["junk.check"])
 	}
-	for _, name := range []string{loadtest.PlotQueue, loadtest.PlotAdmissions, loadtest.PlotActive, loadtest.PlotWait} {
+	for _, name := range loadtest.Plots {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || !bytes.Contains(b, []byte("<svg")) {
 			t.Errorf("%s: %v, not an SVG", name, err)

@@ -57,7 +57,7 @@ type Config struct {
 	Faults      []Fault
 	JunkRate    float64 // junk-events: unconfigured event ids per second
 
-	Progress io.Writer   // where the progress bar goes; nil: none
+	Progress io.Writer   // where the progress line goes; nil: none
 	Clock    clock.Clock // nil: the wall clock
 }
 
@@ -224,21 +224,22 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 	for i := range vs {
 		vs[i] = newVisitor(r, i, cfg.Seed)
 	}
-	bar := newProgress(cfg.Progress, cfg.Visitors)
 	s := newScheduler(cfg.Concurrency, cfg.Clock, func(ctx context.Context, v *visitor) (time.Duration, bool) {
 		d, done := v.step(ctx)
 		if done {
-			bar.Add(1)
+			r.done.Add(1)
 		}
 		return d, done
 	})
+	bar := newProgress(cfg.Progress, r.progressState)
 	for i, v := range vs {
 		s.push(r.start.Add(arrivals[i]), v)
 	}
 
 	var bg sync.WaitGroup
 	bgCtx, stopBG := context.WithCancel(ctx)
-	bg.Add(3)
+	bg.Add(4)
+	go func() { defer bg.Done(); bar.run(bgCtx) }()
 	go func() { defer bg.Done(); r.sample(bgCtx) }()
 	go func() { defer bg.Done(); r.healthChecks(bgCtx) }()
 	go func() { defer bg.Done(); r.faults(bgCtx) }()
@@ -287,6 +288,26 @@ type run struct {
 	pow     powStats
 	// holdTTL is how long the protected site holds a seat (its list says).
 	holdTTL time.Duration
+	// For the progress line.
+	arrived, admitted, done atomic.Int64
+}
+
+// progressState reads the sale's state for the progress line.
+func (r *run) progressState() progressState {
+	st := progressState{
+		T: r.since(r.cfg.Clock.Now()), Total: int64(r.cfg.Visitors),
+		Arrived: r.arrived.Load(), Admitted: r.admitted.Load(), Done: r.done.Load(), Threshold: r.cfg.Threshold,
+	}
+	r.mu.Lock()
+	if n := len(r.samples); n > 0 {
+		last := r.samples[n-1]
+		st.Tier1Waiting, st.Tier2Line, st.Tier2Active = last.Tier1Waiting, last.Tier2Queue, last.Tier2Active
+		if last.Threshold > 0 {
+			st.Threshold = last.Threshold
+		}
+	}
+	r.mu.Unlock()
+	return st
 }
 
 // sawHoldTTL notes the seat-hold lifetime the site announced.

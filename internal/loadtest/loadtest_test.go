@@ -3,6 +3,9 @@ package loadtest
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -10,7 +13,7 @@ import (
 func TestArrivals(t *testing.T) {
 	t.Parallel()
 	const n, rate = 1000, 100.0
-	for _, kind := range []string{ArrivalBurst, ArrivalPoisson, ArrivalRamp} {
+	for _, kind := range ArrivalKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			a, err := Arrivals(kind, n, rate, rand.New(rand.NewPCG(7, 7)))
@@ -48,6 +51,20 @@ func TestArrivals(t *testing.T) {
 				first, last := a[n/10]-a[0], a[n-1]-a[n-1-n/10]
 				if first < 2*last {
 					t.Errorf("ramp: first tenth took %s, last %s; want the rate rising", first, last)
+				}
+			case ArrivalSale:
+				// Peak rate at the start, falling by e every n/rate = 10 s:
+				// 63 % within 10 s, the last at 10·ln(1000) ≈ 69 s.
+				tau := float64(n) / rate
+				k := sort.Search(n, func(i int) bool { return a[i].Seconds() > tau })
+				if math.Abs(float64(k)/n-(1-1/math.E)) > 0.01 {
+					t.Errorf("sale: %d of %d within τ, want 63 %%", k, n)
+				}
+				if want := tau * math.Log(n); math.Abs(span-want) > 0.1 {
+					t.Errorf("sale spans %v s, want τ·ln N = %v", span, want)
+				}
+				if gap := (a[1] - a[0]).Seconds(); math.Abs(gap-1/rate) > 1e-4 {
+					t.Errorf("sale: first gap %v s, want 1/rate", gap)
 				}
 			}
 		})
@@ -169,5 +186,37 @@ func TestQuantileAndWaitError(t *testing.T) {
 	}
 	if (waitError(nil) != WaitError{}) {
 		t.Fatal("no samples must give zeros")
+	}
+}
+
+// TestProgressWritesPlainLinesOffATerminal: into a file or a pipe the
+// progress line is whole lines of the sale's state, never \r frames.
+func TestProgressWritesPlainLinesOffATerminal(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	n := int64(0)
+	p := newProgress(&buf, func() progressState {
+		n++
+		return progressState{T: float64(n), Arrived: 10 * n, Total: 100, Tier1Waiting: 7, Tier2Line: 3, Tier2Active: 5, Threshold: 5, Admitted: 4 * n, Done: n}
+	})
+	if p.tty {
+		t.Fatal("a strings.Builder is not a terminal")
+	}
+	p.draw(false)
+	p.draw(false)
+	close(p.done) // as if run had ended
+	p.Finish()
+	out := buf.String()
+	if strings.Contains(out, "\r") || strings.Count(out, "\n") != 3 {
+		t.Fatalf("progress off a terminal:\n%q", out)
+	}
+	last := strings.Split(strings.TrimSpace(out), "\n")[2]
+	for _, want := range []string{"arrived 30/100", "waiting: Tier 1 7, Tier 2 3", "active 5/5", "admitted 12 (4.0/s)", "done 3"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("last line %q lacks %q", last, want)
+		}
+	}
+	if isTerminal(os.Stdin) && isTerminal(&buf) {
+		t.Fatal("isTerminal")
 	}
 }

@@ -111,6 +111,7 @@ func (v *visitor) newKey() string { return fmt.Sprintf("lt-%d-%016x", v.id, v.rn
 func (v *visitor) step(ctx context.Context) (time.Duration, bool) {
 	if v.arrived.IsZero() {
 		v.arrived = v.r.cfg.Clock.Now()
+		v.r.arrived.Add(1)
 	}
 	switch v.stage {
 	case stageTier1:
@@ -305,6 +306,9 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		v.r.sawRecovery(until)
 	}
 	if b.Status == "active" {
+		if v.activeRecv.IsZero() {
+			v.r.admitted.Add(1)
+		}
 		v.activeSent, v.activeRecv = res.sent, res.recv
 		v.direct = v.t2FirstQueued.IsZero()
 		v.entry = b.EntryToken
