@@ -71,7 +71,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "give up on visitors still waiting after this long")
 	fs.Float64Var(&cfg.JunkRate, "junk-rate", 200, "junk-events: unconfigured event ids per second")
 	sqsDownFor := fs.Duration("sqs-down-for", 10*time.Second, "sqs-down: how long SQS stays unreachable")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	quiet := fs.Bool("quiet", false, "no progress line")
 	if err := fs.Parse(inv.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK

@@ -36,7 +36,7 @@ var (
 	green  = color.RGBA{R: 44, G: 160, B: 44, A: 255}
 	red    = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 	slate  = color.RGBA{R: 90, G: 90, B: 140, A: 255}
-	shade  = color.RGBA{R: 214, G: 39, B: 40, A: 40}
+	shade  = color.NRGBA{R: 214, G: 39, B: 40, A: 48}
 )
 
 // WritePlots draws the plots of res into dir.
@@ -63,6 +63,7 @@ func save(p *plot.Plot, path string) error {
 	full := draw.New(c)
 	legend := p.Legend
 	legend.Top, legend.Left = true, true
+	legend.TextStyle.Font.Size = vg.Points(10)
 	lr := legend.Rectangle(full)
 	lw := lr.Max.X - lr.Min.X
 	if lw > 0 {
