@@ -387,6 +387,7 @@ test('the language chosen with ?lang= follows the visitor to pages opened withou
   assert.equal(await q.evaluate(() => document.documentElement.lang), 'en');
   await ctx.close();
   await en.close();
+});
 
 // A status document as the API serves it: one shard holding places
 // 1…1000, the serving counter at serving, full ticks of 40 every tickSeconds
