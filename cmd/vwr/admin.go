@@ -112,7 +112,7 @@ func init() {
 	registerAdmin(&adminAction{name: "status", tier: 1, method: http.MethodGet,
 		summary: "settings, serving counter and per-shard counters", flags: noFlags})
 	registerAdmin(&adminAction{name: "schedule", tier: 1, method: http.MethodPost, args: "-opens T [-prequeue-from T] [-pow N]",
-		summary: "open an inactive event at T (RFC 3339) with a pre-queue until then, drawn by a public beacon (docs/draw.md)",
+		summary: "open an inactive event at T (RFC 3339) with a pre-queue until then, drawn by a public beacon (docs/draw.md); refused once a ticket exists",
 		flags: func(fs *flag.FlagSet) func() (any, error) {
 			opens := fs.String("opens", "", "opening time, RFC 3339, e.g. 2026-12-01T10:00:00Z (required)")
 			from := fs.String("prequeue-from", "", "start of the pre-queue: RFC 3339, or a time of day on the opening's date like 09:30:00Z (default: now)")
@@ -125,6 +125,9 @@ func init() {
 				return body, err
 			}
 		}})
+	registerAdmin(&adminAction{name: "cancel", tier: 1, method: http.MethodPost,
+		summary: "cancel a scheduled sale that is not drawn (the only change left once a ticket exists); the draw document records it",
+		flags:   noFlags})
 }
 
 // powFlag is -pow on activate and schedule: the proof of work every arrival

@@ -47,6 +47,10 @@ var tier1Flags struct {
 // the demo (tests run several stacks in one process).
 var tier1Services sync.Map // *localStack → *tier1.Service
 
+// localChains remembers the beacon stand-in's chain hash of each local
+// stack that has one (-demo-opens), for the verify command the demo prints.
+var localChains sync.Map // *localStack → chain hash, hex
+
 func init() {
 	registerLocal(localExtension{
 		Name: "tier1",
@@ -238,16 +242,40 @@ func localDrawBeacon(s *localStack, cfg tier1app.Config) (tier1.DrawConfig, erro
 		return tier1.DrawConfig{}, err
 	}
 	s.Handle("/beacon/", lb)
+	// The waiting page trusts drand's public quicknet chain only; this
+	// file names the stand-in so "Verify my place" can check its
+	// signatures, and the page says the chain is not the public one.
+	s.Handle("GET "+LocalChainPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte(lb.InfoJSON()))
+	}))
+	hash := fmt.Sprintf("%x", []byte(lb.Info().Hash))
+	localChains.Store(s, hash)
+	s.Go(func(ctx context.Context) { <-ctx.Done(); localChains.Delete(s) })
 	margin := cfg.DrawMargin
 	if margin == 0 {
 		margin = 2 * time.Second // a demo need not wait for a busy close
 	}
-	s.Notef("demo: pre-queue draw uses a local beacon stand-in (chain %x) at /beacon/%x/info", []byte(lb.Info().Hash), []byte(lb.Info().Hash))
+	s.Notef("demo: pre-queue draw uses a local beacon stand-in (chain %s, NOT drand's public quicknet chain) at /beacon/%s/info", hash, hash)
 	return tier1.DrawConfig{
 		Chain:  lb.Info(),
 		Beacon: draw.Client{URL: "http://local-beacon", Chain: lb.Info(), HTTP: &http.Client{Transport: handlerTransport{lb}}},
 		Margin: margin,
 	}, nil
+}
+
+// LocalChainPath is where vwr local -demo-opens serves its beacon
+// stand-in's chain info for the waiting page (static/vwr/draw.js); a
+// deployment serves nothing there, so its pages trust quicknet alone.
+const LocalChainPath = "/vwr/local-chain.json"
+
+// localChainOf is the stand-in's chain hash on s, or "".
+func localChainOf(s *localStack) string {
+	if v, ok := localChains.Load(s); ok {
+		return v.(string)
+	}
+	return ""
 }
 
 // handlerTransport answers HTTP requests from an in-process handler.

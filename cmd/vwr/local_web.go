@@ -138,8 +138,8 @@ func mountWeb(ctx context.Context, s *localStack) error {
 	s.Notef("demo: event %q is active: Tier 1 lets in %d per advancer tick, Tier 2 lets %d choose seats at once, %d seats, %d simulated visitors ahead",
 		f.event, f.batch, f.threshold, venue.Total(), f.crowd)
 	if !opens.IsZero() {
-		s.Notef("demo: the sale opens at %s; until then arrivals join a pre-queue, drawn by a public-beacon lottery (verify with: vwr verify-draw -event %s -url http://%s%s)",
-			opens.UTC().Format(time.RFC3339), f.event, s.URL, Tier1Prefix)
+		s.Notef("demo: the sale opens at %s; until then arrivals join a pre-queue, drawn by a beacon lottery; verify the draw with: vwr verify-draw -event %s -url %s%s -chain-hash %s",
+			opens.UTC().Format(time.RFC3339), f.event, s.URL, Tier1Prefix, localChainOf(s))
 	}
 	s.Notef("demo: open %s/events/%s", s.URL, url.PathEscape(f.event))
 	return nil

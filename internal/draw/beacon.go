@@ -132,11 +132,21 @@ func (c ChainInfo) TimeOf(r uint64) time.Time {
 	return time.Unix(c.GenesisTime+int64(r-1)*int64(c.Period), 0).UTC()
 }
 
-// RoundAfter is the first round published strictly after t: the round a
-// sale opening at t − margin is drawn with.
+// RoundAfter is the first round published strictly after t.
 func (c ChainInfo) RoundAfter(t time.Time) uint64 {
 	r := c.RoundAt(t) + 1
 	for !c.TimeOf(r).After(t) {
+		r++
+	}
+	return r
+}
+
+// FirstRoundAtOrAfter is the first round published at t or later: the round
+// a late close moves a sale to is the first one at least the margin after
+// the close.
+func (c ChainInfo) FirstRoundAtOrAfter(t time.Time) uint64 {
+	r := c.RoundAt(t)
+	if r == 0 || c.TimeOf(r).Before(t) {
 		r++
 	}
 	return r

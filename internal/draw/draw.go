@@ -16,7 +16,7 @@ import (
 
 // Rule names the draw rule below; it is published with every draw so a
 // verifier knows which rule to run.
-const Rule = "vwr-draw-v1"
+const Rule = "vwr-draw-v2"
 
 // NonceSize is the length of a client nonce in bytes.
 const NonceSize = 16
@@ -88,14 +88,11 @@ func CheckSorted(hs []Hash) error {
 // a last node without a partner carried up unchanged (never duplicated, so
 // no two lists share a root).
 func Root(sorted []Hash) Hash {
-	if len(sorted) == 0 {
-		return EmptyRoot
+	var m MerkleBuilder
+	for _, h := range sorted {
+		m.Push(h)
 	}
-	level := make([]Hash, len(sorted))
-	for i, h := range sorted {
-		level[i] = leafHash(h)
-	}
-	return rootOf(level)
+	return m.Root()
 }
 
 // rootOf reduces a level of nodes to its root, in place.
@@ -191,30 +188,7 @@ func OrderKey(randomness []byte, root, h Hash) Hash {
 
 // Positions draws the sorted list: positions[i] is the place (1…n) of
 // sorted[i], in ascending order of OrderKey (ties, which need a SHA-256
-// collision, fall back to the list order).
+// collision, fall back to the list order). It is Order on the list.
 func Positions(randomness []byte, root Hash, sorted []Hash) []uint32 {
-	type keyed struct {
-		k Hash
-		i uint32
-	}
-	ks := make([]keyed, len(sorted))
-	m := hmac.New(sha256.New, randomness)
-	for i, h := range sorted {
-		m.Reset()
-		m.Write(root[:])
-		m.Write(h[:])
-		m.Sum(ks[i].k[:0])
-		ks[i].i = uint32(i)
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if c := bytes.Compare(a.k[:], b.k[:]); c != 0 {
-			return c
-		}
-		return int(a.i) - int(b.i)
-	})
-	pos := make([]uint32, len(sorted))
-	for rank, k := range ks {
-		pos[k.i] = uint32(rank + 1)
-	}
-	return pos
+	return Order(randomness, root, ListOf(sorted))
 }

@@ -31,14 +31,27 @@ type kat struct {
 	} `json:"tickets"`
 	Sorted []draw.Hex `json:"sorted"`
 	Sale   struct {
-		EventID string    `json:"eventId"`
-		OpensAt time.Time `json:"opensAt"`
+		EventID        string    `json:"eventId"`
+		ScheduledAt    time.Time `json:"scheduledAt"`
+		OpensAt        time.Time `json:"opensAt"`
+		MarginMs       int64     `json:"marginMs"`
+		ScheduledRound uint64    `json:"scheduledRound"`
+		Round          uint64    `json:"round"`
+		ClosedAt       time.Time `json:"closedAt"`
 	} `json:"sale"`
 	MerkleRoot draw.Hex     `json:"merkleRoot"`
 	Root       draw.Hex     `json:"root"`
 	OrderKeys  []draw.Hex   `json:"orderKeys"`
 	Positions  []uint32     `json:"positions"`
 	Proofs     [][]draw.Hex `json:"proofs"`
+}
+
+func (k kat) sale() draw.Sale {
+	return draw.Sale{
+		EventID: k.Sale.EventID, ScheduledAt: k.Sale.ScheduledAt, OpensAt: k.Sale.OpensAt,
+		Margin: time.Duration(k.Sale.MarginMs) * time.Millisecond, ScheduledRound: k.Sale.ScheduledRound,
+		Round: k.Sale.Round, ClosedAt: k.Sale.ClosedAt,
+	}
 }
 
 func toHashes(hs []draw.Hex) []draw.Hash {
@@ -85,7 +98,7 @@ func TestKnownAnswer(t *testing.T) {
 	if want := toHashes(k.Sorted); fmt.Sprint(hs) != fmt.Sprint(want) {
 		t.Errorf("sorted list differs from the vector")
 	}
-	res := draw.Run(draw.Sale{EventID: k.Sale.EventID, OpensAt: k.Sale.OpensAt, Round: k.Beacon.Round}, k.Beacon.Randomness, hs)
+	res := draw.Run(k.sale(), k.Beacon.Randomness, hs)
 	if !bytes.Equal(res.MerkleRoot[:], k.MerkleRoot) {
 		t.Errorf("Merkle root = %x, vector %x", res.MerkleRoot, []byte(k.MerkleRoot))
 	}
@@ -119,8 +132,14 @@ func TestWriteKnownAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := kat{Rule: draw.Rule, Chain: chain, Beacon: quicknet1000}
+	// Round 1000 is the first at least 15 s (close grace 5 s + margin 10 s)
+	// after the opening, and the list closed 250 ms after it.
 	k.Sale.EventID = "kat-sale"
-	k.Sale.OpensAt = chain.TimeOf(996).Add(-time.Second) // round 1000 is the first after opensAt + 10 s
+	k.Sale.OpensAt = chain.TimeOf(1000).Add(-15 * time.Second)
+	k.Sale.ScheduledAt = k.Sale.OpensAt.Add(-time.Hour - 123*time.Millisecond)
+	k.Sale.MarginMs = 10_000
+	k.Sale.ScheduledRound, k.Sale.Round = 1000, 1000
+	k.Sale.ClosedAt = k.Sale.OpensAt.Add(250 * time.Millisecond)
 	var hs []draw.Hash
 	for i := range 7 {
 		rid := fmt.Sprintf("kat-request-%010d", i) // 22 characters, like a real requestId
@@ -136,9 +155,9 @@ func TestWriteKnownAnswer(t *testing.T) {
 	if err := draw.SortHashes(hs); err != nil {
 		t.Fatal(err)
 	}
-	res := draw.Run(draw.Sale{EventID: k.Sale.EventID, OpensAt: k.Sale.OpensAt, Round: k.Beacon.Round}, k.Beacon.Randomness, hs)
-	if r := chain.RoundAfter(k.Sale.OpensAt.Add(10 * time.Second)); r != k.Beacon.Round {
-		t.Fatalf("vector round %d, first after opensAt+10s is %d", k.Beacon.Round, r)
+	res := draw.Run(k.sale(), k.Beacon.Randomness, hs)
+	if r := chain.FirstRoundAtOrAfter(k.Sale.OpensAt.Add(15 * time.Second)); r != k.Beacon.Round {
+		t.Fatalf("vector round %d, first at opensAt+15s or later is %d", k.Beacon.Round, r)
 	}
 	k.MerkleRoot, k.Root, k.Positions = res.MerkleRoot[:], res.Root[:], res.Positions
 	for i, h := range hs {

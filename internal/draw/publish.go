@@ -17,21 +17,47 @@ import (
 
 // Status of a scheduled sale's draw.
 const (
-	StatusPrequeue = "prequeue" // the list is open
-	StatusDrawing  = "drawing"  // the list is closed; waiting for the beacon round
-	StatusDrawn    = "drawn"    // positions are out, and nothing here changes again
+	StatusPrequeue  = "prequeue"  // the list is open
+	StatusDrawing   = "drawing"   // the list is closed; waiting for the beacon round
+	StatusDrawn     = "drawn"     // positions are out, and nothing here changes again
+	StatusCancelled = "cancelled" // the operator cancelled the sale; it is never drawn
 )
+
+// MovedLateClose is Doc.RoundMoved when the list closed later than the
+// scheduled round's time minus the margin: the draw then uses the first
+// round at least the margin after the actual close.
+const MovedLateClose = "late-close"
+
+// MinMargin is the least margin a sale may be scheduled with (and a
+// verifier accepts): the list must close at least this long before the
+// beacon round it is drawn with is published.
+const MinMargin = time.Second
 
 // Doc is the public draw document (GET /vwr-api/vwr/draw/{eventId}). Root
 // and N appear when the list closes, Beacon and the chunk layout once drawn.
 type Doc struct {
-	Rule    string    `json:"rule"`
-	EventID string    `json:"eventId"`
-	Status  string    `json:"status"`
-	OpensAt time.Time `json:"opensAt"`
-	Chain   ChainInfo `json:"chain"`
-	Round   uint64    `json:"round"`
-	RoundAt time.Time `json:"roundAt"`
+	Rule        string    `json:"rule"`
+	EventID     string    `json:"eventId"`
+	Status      string    `json:"status"`
+	ScheduledAt time.Time `json:"scheduledAt"`
+	OpensAt     time.Time `json:"opensAt"`
+	// MarginMs is the least time, in milliseconds, between the list's close
+	// and the publication of the round that draws it.
+	MarginMs int64     `json:"marginMs"`
+	Chain    ChainInfo `json:"chain"`
+	// ScheduledRound is the round fixed when the sale was scheduled; Round
+	// is the round that draws it: the same, unless the list closed late
+	// (RoundMoved says why, and Round is then the first round at least the
+	// margin after ClosedAt).
+	ScheduledRound   uint64    `json:"scheduledRound"`
+	ScheduledRoundAt time.Time `json:"scheduledRoundAt"`
+	Round            uint64    `json:"round"`
+	RoundAt          time.Time `json:"roundAt"`
+	RoundMoved       string    `json:"roundMoved,omitempty"`
+	// ClosedAt is when the list stopped taking tickets (the store's clock,
+	// milliseconds); CancelledAt when the operator cancelled the sale.
+	ClosedAt    *time.Time `json:"closedAt,omitempty"`
+	CancelledAt *time.Time `json:"cancelledAt,omitempty"`
 	// MerkleRoot is the root of the sorted ticket list, Root the sale's
 	// commitment R over it (see Commit); both appear when the list closes.
 	MerkleRoot Hex     `json:"merkleRoot,omitempty"`
@@ -40,6 +66,54 @@ type Doc struct {
 	Beacon     *Beacon `json:"beacon,omitempty"`
 	ChunkSize  int     `json:"chunkSize,omitempty"`
 	Chunks     int     `json:"chunks,omitempty"`
+}
+
+// Margin is MarginMs as a duration.
+func (d Doc) Margin() time.Duration { return time.Duration(d.MarginMs) * time.Millisecond }
+
+// CheckTiming verifies the document's times against its chain: the
+// scheduled round comes at least the margin after the opening, the list
+// closed at least the margin before the round that draws it, and that round
+// is the scheduled one unless the close came too late for it, in which case
+// it is the first round at least the margin after the close. Nobody, the
+// operator included, can then have known the randomness while the list
+// could change, as far as ClosedAt is true; receipts that saw R before
+// RoundAt (CheckReceipt) are the evidence that it is.
+func (d Doc) CheckTiming() error {
+	margin := d.Margin()
+	c := d.Chain
+	switch {
+	case margin < MinMargin:
+		return fmt.Errorf("%w: margin %v is below the %v minimum", ErrMismatch, margin, MinMargin)
+	case !c.TimeOf(d.ScheduledRound).Equal(d.ScheduledRoundAt):
+		return fmt.Errorf("%w: scheduled round %d is published at %v, not at scheduledRoundAt %v", ErrMismatch, d.ScheduledRound, c.TimeOf(d.ScheduledRound), d.ScheduledRoundAt)
+	case !c.TimeOf(d.Round).Equal(d.RoundAt):
+		return fmt.Errorf("%w: round %d is published at %v, not at roundAt %v", ErrMismatch, d.Round, c.TimeOf(d.Round), d.RoundAt)
+	case d.ScheduledRoundAt.Before(d.OpensAt.Add(margin)):
+		return fmt.Errorf("%w: scheduled round %d (%v) comes less than the margin %v after the opening %v", ErrMismatch, d.ScheduledRound, d.ScheduledRoundAt, margin, d.OpensAt)
+	case d.ClosedAt == nil:
+		return fmt.Errorf("%w: the document has no closedAt", ErrMismatch)
+	}
+	closeBy := d.ClosedAt.Add(margin)
+	if d.Round == d.ScheduledRound {
+		if d.RoundMoved != "" {
+			return fmt.Errorf("%w: roundMoved %q, but the round is the scheduled one", ErrMismatch, d.RoundMoved)
+		}
+		if closeBy.After(d.RoundAt) {
+			return fmt.Errorf("%w: the list closed at %v, less than the margin %v before round %d at %v (closedAt + margin must be ≤ roundAt)", ErrMismatch, d.ClosedAt, margin, d.Round, d.RoundAt)
+		}
+		return nil
+	}
+	if d.RoundMoved != MovedLateClose {
+		return fmt.Errorf("%w: round %d is not the scheduled round %d, and roundMoved is %q", ErrMismatch, d.Round, d.ScheduledRound, d.RoundMoved)
+	}
+	if !closeBy.After(d.ScheduledRoundAt) {
+		return fmt.Errorf("%w: the round moved for a late close, but closedAt %v + margin is not after the scheduled round's time %v", ErrMismatch, d.ClosedAt, d.ScheduledRoundAt)
+	}
+	if want := c.FirstRoundAtOrAfter(closeBy); d.Round != want {
+		return fmt.Errorf("%w: after a close at %v the draw must use round %d (the first at least the margin later), not %d", ErrMismatch, d.ClosedAt, want, d.Round)
+	}
+	return nil
 }
 
 // Layout splits the sorted list of N tickets into chunks of ChunkSize
@@ -73,27 +147,49 @@ func (l Layout) Chunks() int { return (l.N + l.ChunkSize - 1) / l.ChunkSize }
 
 const entrySize = 32 + 4 // ticket hash, position (uint32 BE)
 
-// Sale is what the commitment R binds besides the list: the event, its
-// opening (whole seconds) and the beacon round fixed when it was scheduled.
+// Sale is what the commitment R binds besides the list: the event, when it
+// was scheduled (milliseconds), its opening (whole seconds), the round
+// fixed at scheduling and the round that draws it, the margin and the
+// actual close (milliseconds).
 type Sale struct {
-	EventID string
-	OpensAt time.Time
-	Round   uint64
+	EventID        string
+	ScheduledAt    time.Time
+	OpensAt        time.Time
+	Margin         time.Duration
+	ScheduledRound uint64
+	Round          uint64
+	ClosedAt       time.Time
+}
+
+// SaleOf is the Sale a draw document states.
+func SaleOf(d Doc) Sale {
+	s := Sale{EventID: d.EventID, ScheduledAt: d.ScheduledAt, OpensAt: d.OpensAt, Margin: d.Margin(),
+		ScheduledRound: d.ScheduledRound, Round: d.Round}
+	if d.ClosedAt != nil {
+		s.ClosedAt = *d.ClosedAt
+	}
+	return s
 }
 
 // Commit is the sale's commitment R = SHA-256(0x02 ‖ rule ‖ 0x00 ‖ eventId ‖
-// 0x00 ‖ opensAt unix s (int64 BE) ‖ round (uint64 BE) ‖ n (uint64 BE) ‖
-// Merkle root). It is published when the list closes, before the round
-// exists, and keys the order; every field of the draw document is bound to
-// it or checked against the chain.
+// 0x00 ‖ scheduledAt unix ms (int64 BE) ‖ opensAt unix s (int64 BE) ‖
+// margin ms (int64 BE) ‖ scheduledRound (uint64 BE) ‖ round (uint64 BE) ‖
+// closedAt unix ms (int64 BE) ‖ n (uint64 BE) ‖ Merkle root). It is
+// published when the list closes, before the round exists, and keys the
+// order; every field of the draw document is bound to it or checked
+// against the chain.
 func Commit(s Sale, n int, merkleRoot Hash) Hash {
 	b := []byte{0x02}
 	b = append(b, Rule...)
 	b = append(b, 0)
 	b = append(b, s.EventID...)
 	b = append(b, 0)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.ScheduledAt.UnixMilli()))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.OpensAt.Unix()))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Margin.Milliseconds()))
+	b = binary.BigEndian.AppendUint64(b, s.ScheduledRound)
 	b = binary.BigEndian.AppendUint64(b, s.Round)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.ClosedAt.UnixMilli()))
 	b = binary.BigEndian.AppendUint64(b, uint64(n))
 	b = append(b, merkleRoot[:]...)
 	return sha256.Sum256(b)
@@ -116,26 +212,11 @@ func Run(s Sale, randomness []byte, sorted []Hash) Result {
 
 // Encode writes the result as the blobs a store keeps: blob 0 is the index
 // (per chunk: its first ticket hash and its subtree root), blob 1+j chunk j
-// (per ticket: hash, position).
+// (per ticket: hash, position). EncodeChunks streams the same blobs.
 func (r Result) Encode() [][]byte {
-	l := LayoutFor(len(r.Sorted))
-	blobs := make([][]byte, 1+l.Chunks())
-	index := make([]byte, 0, 64*l.Chunks())
-	for j := 0; j < l.Chunks(); j++ {
-		lo, hi := j*l.ChunkSize, min((j+1)*l.ChunkSize, l.N)
-		chunk := make([]byte, 0, entrySize*(hi-lo))
-		leaves := make([]Hash, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			chunk = append(chunk, r.Sorted[i][:]...)
-			chunk = binary.BigEndian.AppendUint32(chunk, r.Positions[i])
-			leaves = append(leaves, leafHash(r.Sorted[i]))
-		}
-		sub := rootOf(leaves)
-		index = append(index, r.Sorted[lo][:]...)
-		index = append(index, sub[:]...)
-		blobs[1+j] = chunk
-	}
-	blobs[0] = index
+	l := ListOf(r.Sorted)
+	blobs := make([][]byte, 1+LayoutFor(l.Len()).Chunks())
+	_ = EncodeChunks(l, r.Positions, func(i int, b []byte) error { blobs[i] = b; return nil })
 	return blobs
 }
 
@@ -240,9 +321,10 @@ type ChunkDoc struct {
 }
 
 // Verify recomputes a drawn bundle: the event (against wantEvent when
-// given), the chain info and its hash (against wantChainHash when given), the beacon's BLS signature and randomness, that
-// the round came out after the opening, the Merkle root from the list, the commitment R, the order
-// and every position. Any difference is an error wrapping ErrMismatch.
+// given), the chain info and its hash (against wantChainHash when given),
+// the beacon's BLS signature and randomness, the times (CheckTiming), the
+// Merkle root from the list, the commitment R, the order and every
+// position. Any difference is an error wrapping ErrMismatch.
 func Verify(b Bundle, wantChainHash []byte, wantEvent string) error {
 	d := b.Draw
 	if wantEvent != "" && d.EventID != wantEvent {
@@ -250,6 +332,11 @@ func Verify(b Bundle, wantChainHash []byte, wantEvent string) error {
 	}
 	if !d.OpensAt.Equal(d.OpensAt.Truncate(time.Second)) {
 		return fmt.Errorf("%w: opensAt %v has a fraction of a second", ErrMismatch, d.OpensAt)
+	}
+	for _, t := range []*time.Time{&d.ScheduledAt, d.ClosedAt} {
+		if t != nil && !t.Equal(t.Truncate(time.Millisecond)) {
+			return fmt.Errorf("%w: %v has a fraction of a millisecond", ErrMismatch, *t)
+		}
 	}
 	if d.Rule != Rule {
 		return fmt.Errorf("%w: rule %q, this verifier knows %q", ErrMismatch, d.Rule, Rule)
@@ -264,10 +351,10 @@ func Verify(b Bundle, wantChainHash []byte, wantEvent string) error {
 		return fmt.Errorf("%w: chain %x, expected %x", ErrMismatch, []byte(d.Chain.Hash), wantChainHash)
 	}
 	if d.Beacon.Round != d.Round {
-		return fmt.Errorf("%w: beacon round %d, scheduled round %d", ErrMismatch, d.Beacon.Round, d.Round)
+		return fmt.Errorf("%w: beacon round %d, draw round %d", ErrMismatch, d.Beacon.Round, d.Round)
 	}
-	if !d.Chain.TimeOf(d.Round).After(d.OpensAt) || !d.Chain.TimeOf(d.Round).Equal(d.RoundAt) {
-		return fmt.Errorf("%w: round %d is published at %v, not after the opening %v (or not at roundAt %v)", ErrMismatch, d.Round, d.Chain.TimeOf(d.Round), d.OpensAt, d.RoundAt)
+	if err := d.CheckTiming(); err != nil {
+		return err
 	}
 	if err := d.Chain.Verify(*d.Beacon); err != nil {
 		return err
@@ -293,7 +380,7 @@ func Verify(b Bundle, wantChainHash []byte, wantEvent string) error {
 	if !bytes.Equal(mr[:], d.MerkleRoot) {
 		return fmt.Errorf("%w: Merkle root of the list %x, published %x", ErrMismatch, mr, []byte(d.MerkleRoot))
 	}
-	r := Commit(Sale{EventID: d.EventID, OpensAt: d.OpensAt, Round: d.Round}, n, mr)
+	r := Commit(SaleOf(d), n, mr)
 	if !bytes.Equal(r[:], d.Root) {
 		return fmt.Errorf("%w: commitment R %x, published %x", ErrMismatch, r, []byte(d.Root))
 	}

@@ -21,15 +21,20 @@ func bundle(t testing.TB, n int) (draw.Bundle, *localbeacon.Beacon) {
 		t.Fatal(err)
 	}
 	chain := b.Info()
-	round := chain.RoundAfter(opens.Add(5 * time.Second))
+	round := chain.FirstRoundAtOrAfter(opens.Add(15 * time.Second))
 	beacon := b.Round(round)
 	hs := randomHashes(t, n)
-	res := draw.Run(draw.Sale{EventID: "e", OpensAt: opens, Round: round}, beacon.Randomness, hs)
+	closed := opens.Add(1234 * time.Millisecond)
+	sale := draw.Sale{EventID: "e", ScheduledAt: opens.Add(-time.Hour), OpensAt: opens, Margin: 10 * time.Second,
+		ScheduledRound: round, Round: round, ClosedAt: closed}
+	res := draw.Run(sale, beacon.Randomness, hs)
 	nn := int64(n)
 	l := draw.LayoutFor(n)
 	doc := draw.Doc{
-		Rule: draw.Rule, EventID: "e", Status: draw.StatusDrawn, OpensAt: opens, Chain: chain,
-		Round: round, RoundAt: chain.TimeOf(round), MerkleRoot: res.MerkleRoot[:], Root: res.Root[:], N: &nn, Beacon: &beacon,
+		Rule: draw.Rule, EventID: "e", Status: draw.StatusDrawn, ScheduledAt: opens.Add(-time.Hour), OpensAt: opens,
+		MarginMs: 10000, Chain: chain, ScheduledRound: round, ScheduledRoundAt: chain.TimeOf(round),
+		Round: round, RoundAt: chain.TimeOf(round), ClosedAt: &closed,
+		MerkleRoot: res.MerkleRoot[:], Root: res.Root[:], N: &nn, Beacon: &beacon,
 		ChunkSize: l.ChunkSize, Chunks: l.Chunks(),
 	}
 	out := draw.Bundle{Draw: doc, Positions: res.Positions}

@@ -109,8 +109,8 @@ func (c Config) Validate() error {
 	if err := c.Draw.Chain.Check(); err != nil {
 		errs = append(errs, fmt.Errorf("VWR_DRAW_CHAIN_INFO: %w", err))
 	}
-	if c.Draw.Margin < 0 {
-		errs = append(errs, errors.New("VWR_DRAW_MARGIN must not be negative"))
+	if c.Draw.Margin < draw.MinMargin {
+		errs = append(errs, fmt.Errorf("VWR_DRAW_MARGIN must be at least %v", draw.MinMargin))
 	}
 	if c.TickEvery < time.Second {
 		errs = append(errs, errors.New("ADVANCER_TICK_SECONDS must be at least 1"))

@@ -123,6 +123,10 @@ type Service struct {
 	blobs   blobCache  // draw data, immutable once written
 	drawing sync.Mutex // one inline draw per instance at a time
 	door    guard      // client keys seen over their bound
+	closing sync.Mutex // one close on request per instance at a time
+
+	openMu      sync.Mutex
+	nextOpening time.Time // earliest opening the last tick saw coming
 }
 
 type cacheEntry struct {
@@ -294,8 +298,11 @@ func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey s
 			}
 			return AssignResult{Active: false, RequestID: rid, EventID: eventID, Position: now.UnixMilli(), Token: tok, ExpiresAt: exp}, nil
 		}
-		if snap.Event.Sale.Phase == SalePrequeue {
+		switch snap.Event.Sale.Phase {
+		case SalePrequeue:
 			return s.prequeue(ctx, snap, nonce, idempotencyKey)
+		case SaleCancelled:
+			return AssignResult{}, ErrSaleCancelled
 		}
 		n := snap.Event.Shards
 		pos, reused, err := s.store.Assign(ctx, NewPosition{
@@ -374,6 +381,12 @@ func (s *Service) Status(ctx context.Context, eventID string) (EventStatus, erro
 	r, err := s.read(ctx, eventID)
 	if err != nil {
 		return EventStatus{}, err
+	}
+	if closed := s.closeIfDue(ctx, r.Snapshot); closed.Event.Sale.Phase != r.Event.Sale.Phase {
+		// This request closed the list at the opening: answer with R.
+		if r, err = s.read(ctx, eventID); err != nil {
+			return EventStatus{}, err
+		}
 	}
 	snap, ev := r.Snapshot, r.Event
 	counters := make([]int64, ev.Shards)
@@ -582,6 +595,9 @@ func (s *Service) Tick(ctx context.Context) ([]TickResult, error) {
 		return nil, unavailable("list events", err)
 	}
 	slot := s.clk.Now().UnixNano() / int64(s.cfg.TickEvery)
+	s.openMu.Lock()
+	s.nextOpening = time.Time{}
+	s.openMu.Unlock()
 	var results []TickResult
 	var errs []error
 	for _, id := range ids {
@@ -608,6 +624,9 @@ func (s *Service) tickEvent(ctx context.Context, eventID string, slot int64) (Ti
 		switch {
 		case !snap.Found || !ev.Active:
 			return TickResult{}, nil
+		case ev.Sale.Phase == SaleCancelled:
+			r.Skipped = PhaseCancelled
+			return r, nil
 		case ev.Sale.Phase == SalePrequeue || ev.Sale.Phase == SaleDrawing:
 			skip, err := s.tickSale(ctx, snap)
 			if err != nil {
@@ -660,10 +679,14 @@ func (s *Service) RunAdvancer(ctx context.Context, ticks int, report func([]Tick
 			errs = append(errs, err)
 		}
 		if i < ticks-1 {
-			if err := s.cfg.Sleep(ctx, s.cfg.TickEvery); err != nil {
+			if err := s.WaitTick(ctx, s.cfg.TickEvery); err != nil {
 				errs = append(errs, err)
 				break
 			}
+		} else if err := s.WakeForOpening(ctx, s.clk.Now().Add(s.cfg.TickEvery)); err != nil {
+			// The next invocation starts about a tick later: an opening
+			// before then is closed by this one.
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

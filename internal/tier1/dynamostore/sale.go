@@ -26,11 +26,13 @@ import (
 //     saleRound, saleRoot), so snapshots need no extra read;
 //   - pk=<eventId>#tBB, sk="t#<requestId>": a pre-queue ticket (h,
 //     createdAt, state) in bucket BB = FNV-1a(requestId) mod ticketBuckets,
-//     and sk="open" that bucket's header, which gets closed=true when the
-//     list closes. A ticket is written pending and settled against its
-//     header (AddTicket), so no ticket is both answered and left out of the
-//     list. Each bucket is its own partition: pre-queue writes spread over
-//     ticketBuckets partitions;
+//     and sk="open" that bucket's header: the schedule (opens, round,
+//     written with it), ticketed=true once its first ticket was settled,
+//     and closed=true when the list closes. A ticket is written pending and
+//     settled against its header (AddTicket), so no ticket is both answered
+//     and left out of the list, and none is answered under a schedule that
+//     then moves. Each bucket is its own partition: pre-queue writes spread
+//     over ticketBuckets partitions;
 //   - pk=<eventId>#dNNNN, sk="blob": blob NNNN of the drawn order (the index,
 //     then chunks of ≤ 1,024 tickets ≈ 37 KB; the index stays ≤ 256 KB), each
 //     on its own partition and far below the 400 KB item limit.
@@ -83,17 +85,30 @@ type saleItem struct {
 	Round     uint64 `dynamodbav:"round"`
 	Chain     []byte `dynamodbav:"chain"`
 	Scheduled int64  `dynamodbav:"scheduled"`
+	Margin    int64  `dynamodbav:"margin"` // ms
 	Closing   bool   `dynamodbav:"closing"`
 	Closed    bool   `dynamodbav:"closed"`
 	ClosedAt  int64  `dynamodbav:"closedAt"`
 	MRoot     []byte `dynamodbav:"mroot"`
 	Root      []byte `dynamodbav:"root"`
 	N         int64  `dynamodbav:"n"`
+	DRound    uint64 `dynamodbav:"dround"`
+	Moved     string `dynamodbav:"moved"`
+	Cancelled bool   `dynamodbav:"cancelled"`
+	CancelAt  int64  `dynamodbav:"cancelledAt"`
 	Drawn     bool   `dynamodbav:"drawn"`
 	BRound    uint64 `dynamodbav:"bround"`
 	BRand     []byte `dynamodbav:"brand"`
 	BSig      []byte `dynamodbav:"bsig"`
 	DrawnAt   int64  `dynamodbav:"drawnAt"`
+}
+
+// headerItem is a ticket bucket's header.
+type headerItem struct {
+	Opens    int64  `dynamodbav:"opens"`
+	Round    uint64 `dynamodbav:"round"`
+	Ticketed bool   `dynamodbav:"ticketed"`
+	Closed   bool   `dynamodbav:"closed"`
 }
 
 // ticketItem is a pre-queue ticket.
@@ -131,12 +146,14 @@ func msTimeOrZero(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// PutSchedule writes the sale item and the event's summary in one
-// transaction, unless the list is closing.
+// PutSchedule writes the sale item, the event's summary and the schedule
+// on every bucket header in one transaction, on condition that the sale is
+// neither closing nor cancelled and that no header has settled a ticket
+// (AddTicket marks its header before answering).
 func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
 	v, err := vals(map[string]any{
 		":opens": sch.OpensAt.UnixMilli(), ":from": msTimeOrZero(sch.PrequeueFrom), ":round": sch.Round,
-		":chain": sch.ChainHash, ":now": sch.Now.UnixMilli(), ":f": false, ":one": tier1.SalePrequeue,
+		":chain": sch.ChainHash, ":now": sch.Now.UnixMilli(), ":f": false, ":margin": sch.Margin.Milliseconds(),
 	})
 	if err != nil {
 		return fmt.Errorf("dynamostore: schedule %s: %w", sch.EventID, err)
@@ -145,12 +162,16 @@ func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
 	if err != nil {
 		return fmt.Errorf("dynamostore: schedule %s: %w", sch.EventID, err)
 	}
+	hv, err := vals(map[string]any{":opens": sch.OpensAt.UnixMilli(), ":round": sch.Round, ":t": true})
+	if err != nil {
+		return fmt.Errorf("dynamostore: schedule %s: %w", sch.EventID, err)
+	}
 	tbl := aws.String(s.cfg.EventsTable)
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	items := []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName: tbl, Key: s.key(saleKey(sch.EventID)),
-			UpdateExpression:          aws.String("SET opens = :opens, #from = :from, round = :round, chain = :chain, scheduled = :now, closing = :f, closed = :f"),
-			ConditionExpression:       aws.String("attribute_not_exists(closing) OR closing = :f"),
+			UpdateExpression:          aws.String("SET opens = :opens, #from = :from, round = :round, chain = :chain, scheduled = :now, margin = :margin, closing = :f, closed = :f"),
+			ConditionExpression:       aws.String("(attribute_not_exists(closing) OR closing = :f) AND (attribute_not_exists(cancelled) OR cancelled = :f)"),
 			ExpressionAttributeNames:  map[string]string{"#from": "from"},
 			ExpressionAttributeValues: v,
 		}},
@@ -159,8 +180,27 @@ func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
 			UpdateExpression:          aws.String("SET salePhase = :one, saleOpens = :opens, saleFrom = :from, saleRound = :round REMOVE saleRoot"),
 			ExpressionAttributeValues: ev,
 		}},
-	}})
+	}
+	for b := range ticketBuckets {
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName: tbl, Key: s.key(headerKey(sch.EventID, b)),
+			UpdateExpression:          aws.String("SET opens = :opens, round = :round"),
+			ConditionExpression:       aws.String("attribute_not_exists(ticketed) OR ticketed <> :t"),
+			ExpressionAttributeValues: hv,
+		}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if idx := failedConditions(err); len(idx) > 0 {
+		if idx[0] > 0 {
+			return tier1.ErrTicketed
+		}
+		st, _, err := s.Sale(ctx, sch.EventID)
+		if err != nil {
+			return err
+		}
+		if st.Cancelled {
+			return tier1.ErrSaleCancelled
+		}
 		return tier1.ErrClosed
 	}
 	if err != nil {
@@ -180,9 +220,12 @@ func (s *Store) Sale(ctx context.Context, eventID string) (tier1.SaleState, bool
 		Schedule: tier1.Schedule{
 			EventID: eventID, OpensAt: clock.FromUnixMilli(it.Opens), PrequeueFrom: clock.FromUnixMilli(it.From),
 			Round: it.Round, ChainHash: it.Chain, Now: clock.FromUnixMilli(it.Scheduled),
+			Margin: time.Duration(it.Margin) * time.Millisecond,
 		},
 		Closed: it.Closed, ClosedAt: clock.FromUnixMilli(it.ClosedAt), Committed: len(it.Root) > 0, N: it.N,
+		DrawRound: it.DRound, RoundMoved: it.Moved,
 		Drawn: it.Drawn, DrawnAt: clock.FromUnixMilli(it.DrawnAt),
+		Cancelled: it.Cancelled, CancelledAt: clock.FromUnixMilli(it.CancelAt),
 	}
 	if err := errors.Join(copyHash(&st.MerkleRoot, it.MRoot), copyHash(&st.Root, it.Root)); err != nil {
 		return tier1.SaleState{}, false, fmt.Errorf("dynamostore: decode sale %s: %w", eventID, err)
@@ -253,15 +296,16 @@ func (s *Store) AddTicket(ctx context.Context, t tier1.NewTicket) (tier1.Ticket,
 			tk, reused = prev, true
 		}
 	}
-	if err := s.settleTicket(ctx, tk); err != nil {
+	if err := s.settleTicket(ctx, &tk); err != nil {
 		return tier1.Ticket{}, false, err
 	}
 	return tk, reused, nil
 }
 
 // settleTicket writes tk pending unless it exists, then settles it against
-// its bucket header. It returns tier1.ErrClosed for a void ticket.
-func (s *Store) settleTicket(ctx context.Context, tk tier1.Ticket) error {
+// its bucket header, and sets tk's schedule from the header. It returns
+// tier1.ErrClosed for a void ticket.
+func (s *Store) settleTicket(ctx context.Context, tk *tier1.Ticket) error {
 	item, err := attributevalue.MarshalMap(ticketItem{H: tk.Hash[:], CreatedAt: tk.CreatedAt.UnixMilli(), State: statePending})
 	if err != nil {
 		return fmt.Errorf("dynamostore: add ticket %s: %w", tk.EventID, err)
@@ -274,15 +318,16 @@ func (s *Store) settleTicket(ctx context.Context, tk tier1.Ticket) error {
 	if err != nil && !conditionFailed(err) {
 		return wrap("add ticket "+tk.EventID, err)
 	}
-	hdr, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: tbl, Key: s.key(headerKey(tk.EventID, bucketOf(tk.RequestID))), ConsistentRead: aws.Bool(true),
-	})
+	hdr, err := s.claimHeader(ctx, tk.EventID, bucketOf(tk.RequestID))
 	if err != nil {
-		return wrap("add ticket "+tk.EventID, err)
+		return err
 	}
 	to := stateOK
-	if c, ok := hdr.Item["closed"].(*types.AttributeValueMemberBOOL); ok && c.Value {
+	if hdr.Closed {
 		to = stateVoid
+	}
+	if hdr.Opens != 0 {
+		tk.OpensAt, tk.Round = clock.FromUnixMilli(hdr.Opens), hdr.Round
 	}
 	final, err := s.flipTicket(ctx, tk.EventID, tk.RequestID, to)
 	if err != nil {
@@ -292,6 +337,45 @@ func (s *Store) settleTicket(ctx context.Context, tk tier1.Ticket) error {
 		return tier1.ErrClosed
 	}
 	return nil
+}
+
+// claimHeader reads a bucket's header strongly consistently and, if it is
+// open and has settled no ticket yet, marks it ticketed under the schedule
+// it read, so that PutSchedule can no longer move the sale. A schedule (or
+// close) that lands between the read and the mark fails the mark's
+// condition, and the header is read again.
+func (s *Store) claimHeader(ctx context.Context, eventID string, b int) (headerItem, error) {
+	key := s.key(headerKey(eventID, b))
+	for attempt := 0; ; attempt++ {
+		var h headerItem
+		if _, err := s.readItem(ctx, s.cfg.EventsTable, key, "ticket header "+eventID, &h); err != nil {
+			return headerItem{}, err
+		}
+		if h.Closed || h.Ticketed {
+			return h, nil
+		}
+		v, err := vals(map[string]any{":t": true, ":f": false, ":opens": h.Opens})
+		if err != nil {
+			return headerItem{}, err
+		}
+		cond := "(attribute_not_exists(closed) OR closed = :f) AND opens = :opens"
+		if h.Opens == 0 {
+			// A sale scheduled before headers carried the schedule.
+			cond, v = "attribute_not_exists(closed) OR closed = :f", map[string]types.AttributeValue{":t": v[":t"], ":f": v[":f"]}
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.cfg.EventsTable), Key: key,
+			UpdateExpression: aws.String("SET ticketed = :t"), ConditionExpression: aws.String(cond),
+			ExpressionAttributeValues: v,
+		})
+		if err == nil {
+			h.Ticketed = true
+			return h, nil
+		}
+		if !conditionFailed(err) || attempt >= 4 {
+			return headerItem{}, wrap("claim ticket header "+eventID, err)
+		}
+	}
 }
 
 // flipTicket moves a pending ticket to `to` and returns the state it ends
@@ -363,11 +447,7 @@ func (s *Store) readTicket(ctx context.Context, eventID, requestID string) (tier
 // CloseList flips the sale's closing flag (first tells who flipped it),
 // then, idempotently, closes every bucket header and marks the sale closed.
 // A closer that dies half-way is finished by the next call.
-func (s *Store) CloseList(ctx context.Context, eventID string, now time.Time) (bool, error) {
-	v, err := vals(map[string]any{":t": true, ":now": now.UnixMilli()})
-	if err != nil {
-		return false, err
-	}
+func (s *Store) CloseList(ctx context.Context, eventID string, now func() time.Time) (bool, error) {
 	flip, err := vals(map[string]any{":t": true, ":f": false})
 	if err != nil {
 		return false, err
@@ -395,18 +475,14 @@ func (s *Store) CloseList(ctx context.Context, eventID string, now time.Time) (b
 			return false, nil
 		}
 	}
-	hv, err := vals(map[string]any{":t": true})
-	if err != nil {
+	if err := s.closeHeaders(ctx, eventID); err != nil {
 		return false, err
 	}
-	for b := range ticketBuckets {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: tbl, Key: s.key(headerKey(eventID, b)),
-			UpdateExpression: aws.String("SET closed = :t"), ExpressionAttributeValues: hv,
-		})
-		if err != nil {
-			return false, wrap("close "+eventID, err)
-		}
+	// closedAt is read after every header closed: from then on no ticket
+	// can be answered.
+	v, err := vals(map[string]any{":t": true, ":now": now().UnixMilli()})
+	if err != nil {
+		return false, err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: tbl, Key: s.key(saleKey(eventID)),
@@ -419,40 +495,110 @@ func (s *Store) CloseList(ctx context.Context, eventID string, now time.Time) (b
 	return first, nil
 }
 
-// TicketHashes queries every bucket, eight at a time, strongly consistently.
-func (s *Store) TicketHashes(ctx context.Context, eventID string) ([]draw.Hash, error) {
+// closeHeaders closes every bucket header: a ticket writer that reads one
+// afterwards voids its ticket.
+func (s *Store) closeHeaders(ctx context.Context, eventID string) error {
+	hv, err := vals(map[string]any{":t": true})
+	if err != nil {
+		return err
+	}
+	for b := range ticketBuckets {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.cfg.EventsTable), Key: s.key(headerKey(eventID, b)),
+			UpdateExpression: aws.String("SET closed = :t"), ExpressionAttributeValues: hv,
+		})
+		if err != nil {
+			return wrap("close "+eventID, err)
+		}
+	}
+	return nil
+}
+
+// CancelSale marks the sale cancelled and the event's summary so in one
+// transaction (unless drawn), then closes the list as CloseList does.
+func (s *Store) CancelSale(ctx context.Context, eventID string, now time.Time) error {
+	v, err := vals(map[string]any{":t": true, ":now": now.UnixMilli()})
+	if err != nil {
+		return err
+	}
+	ev, err := vals(map[string]any{":four": tier1.SaleCancelled})
+	if err != nil {
+		return err
+	}
+	tbl := aws.String(s.cfg.EventsTable)
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: tbl, Key: s.key(saleKey(eventID)),
+			UpdateExpression:          aws.String("SET cancelled = :t, cancelledAt = if_not_exists(cancelledAt, :now), closing = :t"),
+			ConditionExpression:       aws.String("attribute_exists(opens) AND attribute_not_exists(drawn)"),
+			ExpressionAttributeValues: v,
+		}},
+		{Update: &types.Update{
+			TableName: tbl, Key: s.key(eventKey(eventID)),
+			UpdateExpression: aws.String("SET salePhase = :four"), ExpressionAttributeValues: ev,
+		}},
+	}})
+	if len(failedConditions(err)) > 0 {
+		_, found, err := s.Sale(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return tier1.ErrNotFound
+		}
+		return tier1.ErrSaleDrawn
+	}
+	if err != nil {
+		return wrap("cancel "+eventID, err)
+	}
+	if err := s.closeHeaders(ctx, eventID); err != nil {
+		return err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: tbl, Key: s.key(saleKey(eventID)),
+		UpdateExpression:          aws.String("SET closed = :t, closedAt = if_not_exists(closedAt, :now)"),
+		ExpressionAttributeValues: v,
+	})
+	if err != nil {
+		return wrap("cancel "+eventID, err)
+	}
+	return nil
+}
+
+// EachTicketHash queries every bucket, eight at a time, strongly
+// consistently, and hands each page's ok tickets to fn (one call at a time).
+func (s *Store) EachTicketHash(ctx context.Context, eventID string, fn func([]draw.Hash) error) error {
 	var (
 		mu   sync.Mutex
-		out  []draw.Hash
 		errs []error
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, 8)
 	)
+	emit := func(hs []draw.Hash) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(hs)
+	}
 	for b := range ticketBuckets {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			hs, err := s.bucketHashes(ctx, eventID, b)
-			mu.Lock()
-			defer mu.Unlock()
-			out = append(out, hs...)
-			if err != nil {
+			if err := s.bucketHashes(ctx, eventID, b, emit); err != nil {
+				mu.Lock()
 				errs = append(errs, err)
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return errors.Join(errs...)
 }
 
-func (s *Store) bucketHashes(ctx context.Context, eventID string, b int) ([]draw.Hash, error) {
+func (s *Store) bucketHashes(ctx context.Context, eventID string, b int, emit func([]draw.Hash) error) error {
 	v, err := vals(map[string]any{":pk": bucketPK(eventID, b), ":t": ticketPrefix})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var out []draw.Hash
 	var start map[string]types.AttributeValue
@@ -467,8 +613,9 @@ func (s *Store) bucketHashes(ctx context.Context, eventID string, b int) ([]draw
 			ExclusiveStartKey:         start,
 		})
 		if err != nil {
-			return nil, wrap("list tickets "+eventID, err)
+			return wrap("list tickets "+eventID, err)
 		}
+		out = out[:0]
 		for _, item := range page.Items {
 			var it struct {
 				ticketItem
@@ -476,22 +623,25 @@ func (s *Store) bucketHashes(ctx context.Context, eventID string, b int) ([]draw
 			}
 			var h draw.Hash
 			if err := attributevalue.UnmarshalMap(item, &it); err != nil || copyHash(&h, it.H) != nil || len(it.H) == 0 {
-				return nil, fmt.Errorf("dynamostore: list tickets %s: malformed ticket", eventID)
+				return fmt.Errorf("dynamostore: list tickets %s: malformed ticket", eventID)
 			}
 			state := it.State
 			if state == statePending {
 				// Its writer has not settled it: void it, unless the writer
 				// just made it ok.
 				if state, err = s.flipTicket(ctx, eventID, strings.TrimPrefix(it.SK, ticketPrefix), stateVoid); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			if state == stateOK {
 				out = append(out, h)
 			}
 		}
+		if err := emit(out); err != nil {
+			return err
+		}
 		if start = page.LastEvaluatedKey; len(start) == 0 {
-			return out, nil
+			return nil
 		}
 	}
 }
@@ -501,11 +651,12 @@ func (s *Store) bucketHashes(ctx context.Context, eventID string, b int) ([]draw
 func (s *Store) CommitClose(ctx context.Context, w tier1.CloseWrite) error {
 	v, err := vals(map[string]any{
 		":t": true, ":mroot": w.MerkleRoot[:], ":root": w.Root[:], ":n": w.N, ":now": w.Now.UnixMilli(),
+		":round": w.Round, ":moved": w.RoundMoved,
 	})
 	if err != nil {
 		return err
 	}
-	ev, err := vals(map[string]any{":two": tier1.SaleDrawing, ":root": w.Root[:], ":s": w.Shards})
+	ev, err := vals(map[string]any{":two": tier1.SaleDrawing, ":root": w.Root[:], ":s": w.Shards, ":round": w.Round})
 	if err != nil {
 		return err
 	}
@@ -513,13 +664,13 @@ func (s *Store) CommitClose(ctx context.Context, w tier1.CloseWrite) error {
 	items := []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName: tbl, Key: s.key(saleKey(w.EventID)),
-			UpdateExpression:          aws.String("SET mroot = :mroot, root = :root, n = :n, committedAt = :now"),
-			ConditionExpression:       aws.String("closed = :t AND attribute_not_exists(root)"),
+			UpdateExpression:          aws.String("SET mroot = :mroot, root = :root, n = :n, committedAt = :now, dround = :round, moved = :moved"),
+			ConditionExpression:       aws.String("closed = :t AND attribute_not_exists(root) AND (attribute_not_exists(cancelled) OR cancelled <> :t)"),
 			ExpressionAttributeValues: v,
 		}},
 		{Update: &types.Update{
 			TableName: tbl, Key: s.key(eventKey(w.EventID)),
-			UpdateExpression:          aws.String("SET salePhase = :two, saleRoot = :root"),
+			UpdateExpression:          aws.String("SET salePhase = :two, saleRoot = :root, saleRound = :round"),
 			ConditionExpression:       aws.String("shards = :s"),
 			ExpressionAttributeValues: ev,
 		}},
@@ -546,12 +697,14 @@ func (s *Store) CommitClose(ctx context.Context, w tier1.CloseWrite) error {
 	return nil
 }
 
-// CommitDraw writes the blobs with BatchWriteItem, then the beacon on the
-// sale and the summary on the event in one conditional transaction.
+// PutDrawBlobs writes blobs with BatchWriteItem.
+func (s *Store) PutDrawBlobs(ctx context.Context, eventID string, first int, blobs [][]byte) error {
+	return s.putBlobs(ctx, eventID, first, blobs)
+}
+
+// CommitDraw writes the beacon on the sale and the summary on the event in
+// one conditional transaction.
 func (s *Store) CommitDraw(ctx context.Context, w tier1.DrawWrite) error {
-	if err := s.putBlobs(ctx, w.EventID, w.Blobs); err != nil {
-		return err
-	}
 	v, err := vals(map[string]any{
 		":t": true, ":r": w.Beacon.Round, ":rand": []byte(w.Beacon.Randomness), ":sig": []byte(w.Beacon.Signature), ":now": w.Now.UnixMilli(),
 	})
@@ -567,7 +720,7 @@ func (s *Store) CommitDraw(ctx context.Context, w tier1.DrawWrite) error {
 		{Update: &types.Update{
 			TableName: tbl, Key: s.key(saleKey(w.EventID)),
 			UpdateExpression:          aws.String("SET drawn = :t, bround = :r, brand = :rand, bsig = :sig, drawnAt = :now"),
-			ConditionExpression:       aws.String("attribute_exists(root) AND attribute_not_exists(drawn)"),
+			ConditionExpression:       aws.String("attribute_exists(root) AND attribute_not_exists(drawn) AND (attribute_not_exists(cancelled) OR cancelled <> :t)"),
 			ExpressionAttributeValues: v,
 		}},
 		{Update: &types.Update{
@@ -586,10 +739,10 @@ func (s *Store) CommitDraw(ctx context.Context, w tier1.DrawWrite) error {
 
 // putBlobs writes blobs 25 per BatchWriteItem, retrying what DynamoDB
 // leaves unprocessed.
-func (s *Store) putBlobs(ctx context.Context, eventID string, blobs [][]byte) error {
+func (s *Store) putBlobs(ctx context.Context, eventID string, first int, blobs [][]byte) error {
 	var reqs []types.WriteRequest
 	for i, b := range blobs {
-		item := s.key(blobKey(eventID, i))
+		item := s.key(blobKey(eventID, first+i))
 		item["b"] = &types.AttributeValueMemberB{Value: b}
 		item["size"] = &types.AttributeValueMemberN{Value: strconv.Itoa(len(b))}
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})

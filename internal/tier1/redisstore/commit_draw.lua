@@ -8,12 +8,12 @@
 -- ARGV[3] -> beacon signature, hex
 -- ARGV[4] -> now, unix ms
 --
--- Returns "open" when R is not committed, "conflict" when already drawn,
--- else "ok".
+-- Returns "open" when R is not committed, "conflict" when already drawn
+-- (or cancelled), else "ok".
 if redis.call('HEXISTS', KEYS[2], 'root') == 0 then
   return 'open'
 end
-if redis.call('HGET', KEYS[2], 'drawn') == '1' then
+if redis.call('HGET', KEYS[2], 'drawn') == '1' or redis.call('HGET', KEYS[2], 'cancelled') == '1' then
   return 'conflict'
 end
 redis.call('HSET', KEYS[2], 'drawn', '1', 'bround', ARGV[1], 'brand', ARGV[2], 'bsig', ARGV[3], 'drawnat', ARGV[4])

@@ -30,10 +30,12 @@ func (k keys) idem(ev, key string) string { return k.tag(ev) + ":idem:" + key }
 // activeEvents is the global SET of active event ids the advancer visits.
 func (k keys) activeEvents() string { return k.prefix + "vwr1:active-events" }
 
-// sale is a HASH of an event's scheduled sale: opens, from (unix ms), round,
-// chain (hex), closed, closedat, mroot, root (hex), n, drawn, bround,
-// brand, bsig (hex), drawnat. The event hash keeps a summary of it
-// (salephase, saleopens, salefrom, saleround, saleroot).
+// sale is a HASH of an event's scheduled sale: opens, from (unix ms), round
+// (scheduled), chain (hex), scheduled (unix ms), margin (ms), closed,
+// closedat, mroot, root (hex), n, dround (the round R binds), moved,
+// cancelled, cancelledat, drawn, bround, brand, bsig (hex), drawnat. The
+// event hash keeps a summary of it (salephase, saleopens, salefrom,
+// saleround, saleroot).
 func (k keys) sale(ev string) string { return k.tag(ev) + ":sale" }
 
 // tickets is a HASH requestId -> "<ticket hash hex>:<created ms>" of the

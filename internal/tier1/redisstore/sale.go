@@ -28,12 +28,15 @@ var (
 	commitCloseLua string
 	//go:embed commit_draw.lua
 	commitDrawLua string
+	//go:embed cancel.lua
+	cancelLua string
 
 	scheduleScript    = redis.NewScript(scheduleLua)
 	ticketScript      = redis.NewScript(ticketLua)
 	closeScript       = redis.NewScript(closeLua)
 	commitCloseScript = redis.NewScript(commitCloseLua)
 	commitDrawScript  = redis.NewScript(commitDrawLua)
+	cancelScript      = redis.NewScript(cancelLua)
 )
 
 var _ tier1.SaleStore = (*Store)(nil)
@@ -45,11 +48,16 @@ type saleHash struct {
 	Round     uint64 `redis:"round"`
 	Chain     string `redis:"chain"`
 	Scheduled int64  `redis:"scheduled"`
+	Margin    int64  `redis:"margin"`
 	Closed    bool   `redis:"closed"`
 	ClosedAt  int64  `redis:"closedat"`
 	MRoot     string `redis:"mroot"`
 	Root      string `redis:"root"`
 	N         int64  `redis:"n"`
+	DRound    uint64 `redis:"dround"`
+	Moved     string `redis:"moved"`
+	Cancelled bool   `redis:"cancelled"`
+	CancelAt  int64  `redis:"cancelledat"`
 	Drawn     bool   `redis:"drawn"`
 	BRound    uint64 `redis:"bround"`
 	BRand     string `redis:"brand"`
@@ -66,13 +74,19 @@ func msOrZero(t time.Time) int64 {
 
 // PutSchedule runs schedule.lua.
 func (s *Store) PutSchedule(ctx context.Context, sch tier1.Schedule) error {
-	res, err := scheduleScript.Run(ctx, s.rdb, []string{s.keys.event(sch.EventID), s.keys.sale(sch.EventID)},
-		sch.OpensAt.UnixMilli(), msOrZero(sch.PrequeueFrom), sch.Round, hex.EncodeToString(sch.ChainHash), sch.Now.UnixMilli()).Text()
+	res, err := scheduleScript.Run(ctx, s.rdb, []string{s.keys.event(sch.EventID), s.keys.sale(sch.EventID), s.keys.tickets(sch.EventID)},
+		sch.OpensAt.UnixMilli(), msOrZero(sch.PrequeueFrom), sch.Round, hex.EncodeToString(sch.ChainHash), sch.Now.UnixMilli(),
+		sch.Margin.Milliseconds()).Text()
 	if err != nil {
 		return fmt.Errorf("redisstore: schedule %s: %w", sch.EventID, err)
 	}
-	if res == "closed" {
+	switch res {
+	case "closed":
 		return tier1.ErrClosed
+	case "ticketed":
+		return tier1.ErrTicketed
+	case "cancelled":
+		return tier1.ErrSaleCancelled
 	}
 	return nil
 }
@@ -103,9 +117,12 @@ func (h saleHash) state(eventID string) (tier1.SaleState, error) {
 		Schedule: tier1.Schedule{
 			EventID: eventID, OpensAt: clock.FromUnixMilli(h.Opens), PrequeueFrom: clock.FromUnixMilli(h.From),
 			Round: h.Round, ChainHash: chain, Now: clock.FromUnixMilli(h.Scheduled),
+			Margin: time.Duration(h.Margin) * time.Millisecond,
 		},
 		Closed: h.Closed, ClosedAt: clock.FromUnixMilli(h.ClosedAt),
-		Committed: h.Root != "", N: h.N, Drawn: h.Drawn, DrawnAt: clock.FromUnixMilli(h.DrawnAt),
+		Committed: h.Root != "", N: h.N, DrawRound: h.DRound, RoundMoved: h.Moved,
+		Drawn: h.Drawn, DrawnAt: clock.FromUnixMilli(h.DrawnAt),
+		Cancelled: h.Cancelled, CancelledAt: clock.FromUnixMilli(h.CancelAt),
 	}
 	var errs []error
 	errs = append(errs, err1, decodeHash(h.MRoot, &st.MerkleRoot), decodeHash(h.Root, &st.Root))
@@ -148,9 +165,27 @@ func (s *Store) AddTicket(ctx context.Context, t tier1.NewTicket) (tier1.Ticket,
 	case "reused":
 		rid, rest, _ := strings.Cut(fmt.Sprint(res[1]), ":")
 		tk, err := decodeTicket(t.EventID, rid, rest)
+		if err == nil {
+			err = ticketSchedule(&tk, res[2:])
+		}
 		return tk, true, err
 	}
-	return tier1.Ticket{EventID: t.EventID, RequestID: t.RequestID, Hash: t.Hash, CreatedAt: clock.FromUnixMilli(t.Now.UnixMilli())}, false, nil
+	tk := tier1.Ticket{EventID: t.EventID, RequestID: t.RequestID, Hash: t.Hash, CreatedAt: clock.FromUnixMilli(t.Now.UnixMilli())}
+	return tk, false, ticketSchedule(&tk, res[1:])
+}
+
+// ticketSchedule reads ticket.lua's opens and round into tk.
+func ticketSchedule(tk *tier1.Ticket, v []any) error {
+	if len(v) != 2 {
+		return fmt.Errorf("redisstore: ticket.lua answered %d schedule fields", len(v))
+	}
+	opens, err1 := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+	round, err2 := strconv.ParseUint(fmt.Sprint(v[1]), 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("redisstore: ticket schedule: %w", err)
+	}
+	tk.OpensAt, tk.Round = clock.FromUnixMilli(opens), round
+	return nil
 }
 
 // decodeTicket reads "<hash hex>:<created ms>".
@@ -177,8 +212,8 @@ func (s *Store) Ticket(ctx context.Context, eventID, requestID string) (tier1.Ti
 }
 
 // CloseList runs close.lua.
-func (s *Store) CloseList(ctx context.Context, eventID string, now time.Time) (bool, error) {
-	n, err := closeScript.Run(ctx, s.rdb, []string{s.keys.sale(eventID)}, now.UnixMilli()).Int()
+func (s *Store) CloseList(ctx context.Context, eventID string, now func() time.Time) (bool, error) {
+	n, err := closeScript.Run(ctx, s.rdb, []string{s.keys.sale(eventID)}, now().UnixMilli()).Int()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: close %s: %w", eventID, err)
 	}
@@ -192,46 +227,37 @@ func (s *Store) CloseList(ctx context.Context, eventID string, now time.Time) (b
 // tickets come back in about a hundred round trips, none blocking Redis long.
 const ticketScanCount = 10_000
 
-// TicketHashes scans the tickets hash.
-func (s *Store) TicketHashes(ctx context.Context, eventID string) ([]draw.Hash, error) {
-	var out []draw.Hash
+// EachTicketHash scans the tickets hash, a page of ticketScanCount at a
+// time. HSCAN may return an element twice while the hash rehashes; the list
+// is closed, so that is only a repeat (draw.List drops it).
+func (s *Store) EachTicketHash(ctx context.Context, eventID string, fn func([]draw.Hash) error) error {
+	page := make([]draw.Hash, 0, ticketScanCount)
 	var cursor uint64
 	for {
 		kv, next, err := s.rdb.HScan(ctx, s.keys.tickets(eventID), cursor, "", ticketScanCount).Result()
 		if err != nil {
-			return nil, fmt.Errorf("redisstore: list tickets %s: %w", eventID, err)
+			return fmt.Errorf("redisstore: list tickets %s: %w", eventID, err)
 		}
+		page = page[:0]
 		for i := 1; i < len(kv); i += 2 {
 			tk, err := decodeTicket(eventID, kv[i-1], kv[i])
 			if err != nil {
-				return nil, err
+				return err
 			}
-			out = append(out, tk.Hash)
+			page = append(page, tk.Hash)
+		}
+		if err := fn(page); err != nil {
+			return err
 		}
 		if cursor = next; cursor == 0 {
-			break
+			return nil
 		}
 	}
-	// HSCAN may return an element twice while the hash rehashes; the list is
-	// closed, so duplicates are only that.
-	return dedupe(out), nil
-}
-
-func dedupe(hs []draw.Hash) []draw.Hash {
-	seen := make(map[draw.Hash]struct{}, len(hs))
-	out := hs[:0]
-	for _, h := range hs {
-		if _, ok := seen[h]; !ok {
-			seen[h] = struct{}{}
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // CommitClose runs commit_close.lua.
 func (s *Store) CommitClose(ctx context.Context, w tier1.CloseWrite) error {
-	args := []any{hex.EncodeToString(w.MerkleRoot[:]), hex.EncodeToString(w.Root[:]), w.N, w.Now.UnixMilli(), w.Shards}
+	args := []any{hex.EncodeToString(w.MerkleRoot[:]), hex.EncodeToString(w.Root[:]), w.N, w.Now.UnixMilli(), w.Shards, w.Round, w.RoundMoved}
 	for _, c := range w.Counters {
 		args = append(args, c)
 	}
@@ -249,17 +275,22 @@ func (s *Store) CommitClose(ctx context.Context, w tier1.CloseWrite) error {
 	return tier1.ErrConflict
 }
 
-// CommitDraw writes the blobs in one pipeline, then runs commit_draw.lua.
-func (s *Store) CommitDraw(ctx context.Context, w tier1.DrawWrite) error {
+// PutDrawBlobs writes the blobs in one pipeline.
+func (s *Store) PutDrawBlobs(ctx context.Context, eventID string, first int, blobs [][]byte) error {
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, b := range w.Blobs {
-			p.Set(ctx, s.keys.drawBlob(w.EventID, i), b, 0)
+		for i, b := range blobs {
+			p.Set(ctx, s.keys.drawBlob(eventID, first+i), b, 0)
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("redisstore: draw blobs %s: %w", w.EventID, err)
+		return fmt.Errorf("redisstore: draw blobs %s: %w", eventID, err)
 	}
+	return nil
+}
+
+// CommitDraw runs commit_draw.lua.
+func (s *Store) CommitDraw(ctx context.Context, w tier1.DrawWrite) error {
 	res, err := commitDrawScript.Run(ctx, s.rdb, []string{s.keys.event(w.EventID), s.keys.sale(w.EventID)},
 		w.Beacon.Round, hex.EncodeToString(w.Beacon.Randomness), hex.EncodeToString(w.Beacon.Signature), w.Now.UnixMilli()).Text()
 	if err != nil {
@@ -272,6 +303,21 @@ func (s *Store) CommitDraw(ctx context.Context, w tier1.DrawWrite) error {
 		return fmt.Errorf("redisstore: commit draw %s: R not committed", w.EventID)
 	}
 	return tier1.ErrConflict
+}
+
+// CancelSale runs cancel.lua.
+func (s *Store) CancelSale(ctx context.Context, eventID string, now time.Time) error {
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.keys.event(eventID), s.keys.sale(eventID)}, now.UnixMilli()).Text()
+	if err != nil {
+		return fmt.Errorf("redisstore: cancel %s: %w", eventID, err)
+	}
+	switch res {
+	case "none":
+		return tier1.ErrNotFound
+	case "drawn":
+		return tier1.ErrSaleDrawn
+	}
+	return nil
 }
 
 // DrawBlob reads one blob.

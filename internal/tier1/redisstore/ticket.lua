@@ -9,20 +9,23 @@
 -- ARGV[4] -> "1" when KEYS[3] is a real key, "0" without Idempotency-Key
 -- ARGV[5] -> now, unix ms
 --
--- Returns {"reused", "rid:hash:createdMs"} when the key was seen, {"closed"}
--- when there is no sale or its list closed, else {"new"}.
+-- Returns {"reused", "rid:hash:createdMs", opens, round} when the key was
+-- seen, {"closed"} when there is no sale or its list closed, else {"new",
+-- opens, round}: the schedule the ticket is under (final, since a ticket
+-- stops schedule.lua).
 if ARGV[4] == '1' then
   local v = redis.call('GET', KEYS[3])
   if v then
-    return {'reused', v}
+    local s = redis.call('HMGET', KEYS[1], 'opens', 'round')
+    return {'reused', v, s[1], s[2]}
   end
 end
-local closed = redis.call('HGET', KEYS[1], 'closed')
-if closed ~= '0' then
+local s = redis.call('HMGET', KEYS[1], 'closed', 'opens', 'round')
+if s[1] ~= '0' then
   return {'closed'}
 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[5])
 if ARGV[4] == '1' then
   redis.call('SET', KEYS[3], ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[5], 'PX', ARGV[3])
 end
-return {'new'}
+return {'new', s[2], s[3]}

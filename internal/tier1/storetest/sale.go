@@ -47,6 +47,7 @@ type ticketHolder struct {
 // SaleTickets tickets, the close, a beacon outage, two advancers racing to
 // draw, every position, and the published data verified and tampered with.
 func runSale(t *testing.T, f Factory) {
+	runSaleRules(t, f)
 	t.Run("scheduled sale: pre-queue, close, verifiable draw", func(t *testing.T) {
 		t.Parallel()
 		clk := clock.NewManual(Epoch)
@@ -92,7 +93,7 @@ func runSale(t *testing.T, f Factory) {
 			t.Fatalf("PrequeueFrom = %v", st.PrequeueFrom)
 		}
 		clk.Set(opens.Add(-30 * time.Minute))
-		wantRound := dc.Chain.RoundAfter(opens.Add(dc.Margin))
+		wantRound := dc.Chain.FirstRoundAtOrAfter(opens.Add(tier1.CloseGrace + dc.Margin))
 		if st.Round != wantRound || !st.OpensAt.Equal(opens) || st.Phase() != tier1.PhasePrequeue {
 			t.Fatalf("schedule = %+v, want round %d", st, wantRound)
 		}
@@ -154,6 +155,12 @@ func runSale(t *testing.T, f Factory) {
 		doc, err := svc.DrawDoc(ctx, event)
 		if err != nil || doc.Status != draw.StatusDrawing || doc.N == nil || *doc.N != SaleTickets || len(doc.Root) != 32 || doc.Beacon != nil {
 			t.Fatalf("draw doc after close = %+v, %v", doc, err)
+		}
+		// The close is published, at the opening, with the margin and the
+		// schedule's time; the round is the scheduled one.
+		if doc.ClosedAt == nil || !doc.ClosedAt.Equal(opens) || doc.MarginMs != dc.Margin.Milliseconds() ||
+			!doc.ScheduledAt.Equal(Epoch) || doc.Round != wantRound || doc.ScheduledRound != wantRound || doc.RoundMoved != "" {
+			t.Fatalf("draw doc after an on-time close = %+v", doc)
 		}
 		receiptRoot := append([]byte(nil), doc.Root...)
 		if stat, err := svc.Status(ctx, event); err != nil || stat.Sale.Public() != tier1.PhaseDrawing || !bytes.Equal(stat.Sale.Root, receiptRoot) {
@@ -249,6 +256,14 @@ func runSale(t *testing.T, f Factory) {
 			if draw.Verify(fb, dc.Chain.Hash, event) == nil {
 				t.Fatalf("byte %d flipped (%q) and the draw still verifies", i, raw[i])
 			}
+		}
+
+		// A drawn sale can be neither moved nor cancelled.
+		if _, err := svc.Cancel(ctx, event); !errors.Is(err, tier1.ErrSaleDrawn) {
+			t.Fatalf("Cancel after the draw: %v, want ErrSaleDrawn", err)
+		}
+		if _, err := svc.Schedule(ctx, event, opens.Add(time.Hour), time.Time{}); !errors.Is(err, tier1.ErrSaleDrawn) {
+			t.Fatalf("Schedule after the draw: %v, want ErrSaleDrawn", err)
 		}
 
 		// The line moves again: the next tick admits the first batch.

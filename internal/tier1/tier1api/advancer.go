@@ -114,13 +114,10 @@ func (h *Advancer) record(results []tier1.TickResult) []tier1.TickResult {
 // RunLocal ticks every TickEvery until ctx ends: vwr local's stand-in for the
 // EventBridge schedule. Errors are logged, never fatal.
 func (h *Advancer) RunLocal(ctx context.Context) {
-	t := time.NewTicker(h.d.Service.Config().TickEvery)
-	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
+		// Waits a tick, waking at a coming sale's opening to close its list.
+		if h.d.Service.WaitTick(ctx, h.d.Service.Config().TickEvery) != nil {
 			return
-		case <-t.C:
 		}
 		results, err := h.d.Service.Tick(ctx)
 		if err != nil && ctx.Err() == nil {

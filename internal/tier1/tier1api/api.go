@@ -30,6 +30,7 @@ const (
 	RouteAdminStatus     = "GET /vwr/admin/status/{eventId}"
 	RouteAdminAdvance    = "POST /vwr/admin/advance/{eventId}"
 	RouteAdminSchedule   = "POST /vwr/admin/schedule/{eventId}"
+	RouteAdminCancel     = "POST /vwr/admin/cancel/{eventId}"
 	RouteDraw            = "GET /vwr/draw/{eventId}"
 	RouteDrawChunk       = "GET /vwr/draw/{eventId}/chunks/{chunk}"
 	RouteDrawProof       = "GET /vwr/draw/{eventId}/proof/{ticketHash}"
@@ -45,7 +46,7 @@ var DrawRoutes = []string{RouteDraw, RouteDrawChunk, RouteDrawProof}
 // AdminRoutes are the operator routes, served by one function.
 var AdminRoutes = []string{
 	RouteAdminActivate, RouteAdminDeactivate, RouteAdminPause,
-	RouteAdminResume, RouteAdminStatus, RouteAdminAdvance, RouteAdminSchedule,
+	RouteAdminResume, RouteAdminStatus, RouteAdminAdvance, RouteAdminSchedule, RouteAdminCancel,
 }
 
 // Deps is what every handler shares.
@@ -131,6 +132,7 @@ func New(d Deps, admin AdminOptions) *API {
 		RouteAdminStatus:     a.operator(RouteAdminStatus, a.adminStatus),
 		RouteAdminAdvance:    a.operator(RouteAdminAdvance, a.advance),
 		RouteAdminSchedule:   a.operator(RouteAdminSchedule, a.schedule),
+		RouteAdminCancel:     a.operator(RouteAdminCancel, a.cancel),
 		RouteDraw:            a.public(RouteDraw, a.drawDoc),
 		RouteDrawChunk:       a.public(RouteDrawChunk, a.drawChunk),
 		RouteDrawProof:       a.public(RouteDrawProof, a.drawProof),

@@ -104,7 +104,26 @@ type saleStatusResponse struct {
 	PrequeueFrom *time.Time     `json:"prequeueFrom,omitempty"`
 	Round        uint64         `json:"round"`
 	RoundAt      time.Time      `json:"roundAt"`
+	MarginMs     int64          `json:"marginMs"`
+	CancelledAt  *time.Time     `json:"cancelledAt,omitempty"`
 	Chain        draw.ChainInfo `json:"chain"`
+}
+
+func writeSaleStatus(w http.ResponseWriter, st tier1.SaleStatus) {
+	round := st.CurrentRound()
+	resp := saleStatusResponse{
+		EventID: st.EventID, Phase: st.Phase(), OpensAt: st.OpensAt.UTC(), Round: round,
+		RoundAt: st.Chain.TimeOf(round), MarginMs: st.Margin.Milliseconds(), Chain: st.Chain,
+	}
+	if !st.PrequeueFrom.IsZero() {
+		f := st.PrequeueFrom.UTC()
+		resp.PrequeueFrom = &f
+	}
+	if st.Cancelled {
+		c := st.CancelledAt.UTC()
+		resp.CancelledAt = &c
+	}
+	jsonhttp.WriteJSON(w, http.StatusOK, resp)
 }
 
 // schedule serves POST /vwr/admin/schedule/{eventId}: set the opening, with
@@ -122,15 +141,21 @@ func (a *API) schedule(w http.ResponseWriter, r *http.Request, eventID string) e
 	if err != nil {
 		return err
 	}
-	resp := saleStatusResponse{
-		EventID: eventID, Phase: st.Phase(), OpensAt: st.OpensAt.UTC(), Round: st.Round,
-		RoundAt: st.Chain.TimeOf(st.Round), Chain: st.Chain,
+	writeSaleStatus(w, st)
+	return nil
+}
+
+// cancel serves POST /vwr/admin/cancel/{eventId}: the sale is never drawn,
+// its list closes for good, and the draw document records the cancellation.
+func (a *API) cancel(w http.ResponseWriter, r *http.Request, eventID string) error {
+	if err := jsonhttp.RequireEmpty(r); err != nil {
+		return err
 	}
-	if !st.PrequeueFrom.IsZero() {
-		f := st.PrequeueFrom.UTC()
-		resp.PrequeueFrom = &f
+	st, err := a.d.Service.Cancel(r.Context(), eventID)
+	if err != nil {
+		return err
 	}
-	jsonhttp.WriteJSON(w, http.StatusOK, resp)
+	writeSaleStatus(w, st)
 	return nil
 }
 

@@ -41,6 +41,14 @@ func failure(err error) *jsonhttp.Error {
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "client_nonce_required", Message: "the event is in its pre-queue: send a Client-Nonce of 16 random bytes"}
 	case errors.Is(err, tier1.ErrInvalidSchedule):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_schedule", Message: "opensAt must be in the future (prequeueFrom before it), on an inactive event that has handed out no position"}
+	case errors.Is(err, tier1.ErrSaleTicketed):
+		return &jsonhttp.Error{Status: http.StatusConflict, Code: "sale_has_tickets", Message: "the pre-queue has handed out tickets: the sale can no longer be moved, only cancelled (POST /vwr/admin/cancel/{eventId})"}
+	case errors.Is(err, tier1.ErrSaleClosed):
+		return &jsonhttp.Error{Status: http.StatusConflict, Code: "sale_closed", Message: "the pre-queue has closed: the sale can no longer be moved, only cancelled"}
+	case errors.Is(err, tier1.ErrSaleDrawn):
+		return &jsonhttp.Error{Status: http.StatusConflict, Code: "sale_drawn", Message: "the sale is drawn: it can no longer be moved or cancelled"}
+	case errors.Is(err, tier1.ErrSaleCancelled):
+		return &jsonhttp.Error{Status: http.StatusConflict, Code: "sale_cancelled", Message: "the sale was cancelled (see GET /vwr/draw/{eventId}); schedule a new sale under another event id"}
 	case errors.Is(err, tier1.ErrNotDrawn):
 		return &jsonhttp.Error{Status: http.StatusConflict, Code: "not_drawn", Message: "the pre-queue has not been drawn yet"}
 	case errors.Is(err, tier1.ErrNoSales):

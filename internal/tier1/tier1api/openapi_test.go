@@ -340,6 +340,15 @@ func TestOpenAPIContract(t *testing.T) {
 		}
 	}
 	nonce := header("client-nonce", "00112233445566778899aabbccddeeff")
+	cancelled := func(name string, change ...func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+		return func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			req := sale(name, change...)(t, b, ev)
+			if _, err := b.svc.Cancel(context.Background(), ev); err != nil {
+				t.Fatal(err)
+			}
+			return req
+		}
+	}
 	// drawnSale runs a whole sale on its own clock (the bundle's must not
 	// move under the parallel cases), paused so nobody is admitted, and
 	// returns one ticket's requestId and hash.
@@ -362,6 +371,10 @@ func TestOpenAPIContract(t *testing.T) {
 				t.Fatal(err)
 			}
 			rid, h = res.RequestID, fmt.Sprintf("%x", res.TicketHash)
+		}
+		clk.Set(opens) // the list closes at the opening
+		if _, err := own.Tick(ctx); err != nil {
+			t.Fatal(err)
 		}
 		clk.Set(opens.Add(time.Minute))
 		if _, err := own.Tick(ctx); err != nil {
@@ -469,6 +482,34 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "schedule", fn: adminFn, req: fx("admin-schedule.apigw.json"), status: 200},
 		{name: "schedule an active event", fn: adminFn, req: active("admin-schedule.apigw.json"), status: 400, code: "invalid_schedule"},
 		{name: "schedule without credentials", on: bearerAdmin, fn: adminFn, req: fx("admin-schedule.apigw.json"), status: 401, code: "unauthorized"},
+		{name: "schedule after a ticket", fn: adminFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			scheduled(t, b, ev)
+			if _, err := b.svc.AssignWithNonce(context.Background(), ev, "", []byte("0123456789abcdef")); err != nil {
+				t.Fatal(err)
+			}
+			return at(t, "admin-schedule.apigw.json", ev)
+		}, status: 409, code: "sale_has_tickets"},
+		{name: "schedule a cancelled sale", fn: adminFn, req: cancelled("admin-schedule.apigw.json"), status: 409, code: "sale_cancelled"},
+		{name: "cancel", fn: adminFn, req: sale("admin-cancel.apigw.json"), status: 200, want: wantBodyHas("cancelledAt", true)},
+		{name: "cancel never scheduled", fn: adminFn, req: fx("admin-cancel.apigw.json"), status: 404, code: "not_found"},
+		{name: "cancel a drawn sale", fn: adminFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			drawnSale(t, b, ev)
+			return at(t, "admin-cancel.apigw.json", ev)
+		}, status: 409, code: "sale_drawn"},
+		{name: "cancel without credentials", on: bearerAdmin, fn: adminFn, req: sale("admin-cancel.apigw.json"), status: 401, code: "unauthorized"},
+		{name: "assign to a cancelled sale", fn: assignFn, req: cancelled("assign.apigw.json", nonce), status: 409, code: "sale_cancelled"},
+		{name: "check a cancelled sale's ticket", fn: checkFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			scheduled(t, b, ev)
+			res, err := b.svc.AssignWithNonce(context.Background(), ev, "", []byte("0123456789abcdef"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.svc.Cancel(context.Background(), ev); err != nil {
+				t.Fatal(err)
+			}
+			return withRequestID(at(t, "check.apigw.json", ev), res.RequestID)
+		}, status: 409, code: "sale_cancelled"},
+		{name: "draw document of a cancelled sale", fn: drawFn, req: cancelled("draw.apigw.json"), status: 200, want: wantBodyHas("cancelledAt", true)},
 		{name: "assign pre-queue ticket", fn: assignFn, req: sale("assign.apigw.json", nonce), status: 201, want: wantBodyHas("ticketHash", true)},
 		{name: "assign pre-queue without nonce", fn: assignFn, req: sale("assign.apigw.json"), status: 400, code: "client_nonce_required"},
 		{name: "assign bad nonce", fn: assignFn, req: sale("assign.apigw.json", header("client-nonce", "short")), status: 400, code: "invalid_client_nonce", specRejects: true},

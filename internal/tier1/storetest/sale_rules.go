@@ -1,0 +1,333 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/draw"
+	"github.com/vwr-go/vwr/internal/draw/localbeacon"
+	"github.com/vwr-go/vwr/internal/testenv"
+	"github.com/vwr-go/vwr/internal/tier1"
+)
+
+// saleBundle is one scheduled sale's parts for the rule cases.
+type saleBundle struct {
+	ctx   context.Context
+	clk   *clock.Manual
+	svc   *tier1.Service
+	sales tier1.SaleStore
+	lb    *localbeacon.Beacon
+	dc    tier1.DrawConfig
+	event string
+	opens time.Time
+}
+
+func newSale(t *testing.T, f Factory) *saleBundle {
+	t.Helper()
+	clk := clock.NewManual(Epoch)
+	store := f(t)
+	lb, dc := Beacon(t, clk)
+	c := cfg()
+	c.Draw = dc
+	b := &saleBundle{
+		ctx: context.Background(), clk: clk, svc: tier1.New(store, Keys(t), clk, c), sales: store.(tier1.SaleStore),
+		lb: lb, dc: dc, event: testenv.UniqueID(t), opens: Epoch.Add(time.Hour),
+	}
+	if _, err := b.svc.Schedule(b.ctx, b.event, b.opens, time.Time{}); err != nil {
+		t.Fatalf("Schedule: %v", err)
+	}
+	return b
+}
+
+func (b *saleBundle) ticket(t *testing.T, i int) tier1.AssignResult {
+	t.Helper()
+	nonce := sha256.Sum256([]byte(fmt.Sprintf("%s nonce %d", b.event, i)))
+	res, err := b.svc.AssignWithNonce(b.ctx, b.event, "", nonce[:draw.NonceSize])
+	if err != nil || res.Phase != tier1.PhasePrequeue {
+		t.Fatalf("pre-queue ticket %d = %+v, %v", i, res, err)
+	}
+	return res
+}
+
+func (b *saleBundle) doc(t *testing.T) draw.Doc {
+	t.Helper()
+	d, err := b.svc.DrawDoc(b.ctx, b.event)
+	if err != nil {
+		t.Fatalf("DrawDoc: %v", err)
+	}
+	return d
+}
+
+// runSaleRules are the rules that keep an operator from bending a draw:
+// the sale cannot move once a ticket exists, a cancelled sale is recorded
+// and never drawn, a late close moves the draw to a later round, and the
+// grinding attack that a list open past the round allowed fails.
+func runSaleRules(t *testing.T, f Factory) {
+	t.Run("schedule after a ticket is refused; cancelling is recorded", func(t *testing.T) {
+		t.Parallel()
+		b := newSale(t, f)
+		// Moving the sale is fine while nobody holds a ticket...
+		if _, err := b.svc.Schedule(b.ctx, b.event, b.opens.Add(time.Minute), time.Time{}); err != nil {
+			t.Fatalf("move before any ticket: %v", err)
+		}
+		first := b.ticket(t, 0)
+		if !first.Sale.OpensAt.Equal(b.opens.Add(time.Minute)) {
+			t.Fatalf("ticket announced opening %v, want the moved one", first.Sale.OpensAt)
+		}
+		// ...but not once one exists: its holder was told the opening and
+		// the round. The store refuses too, atomically, and writes nothing.
+		if _, err := b.svc.Schedule(b.ctx, b.event, b.opens.Add(2*time.Minute), time.Time{}); !errors.Is(err, tier1.ErrSaleTicketed) {
+			t.Fatalf("Schedule after a ticket: %v, want ErrSaleTicketed", err)
+		}
+		late := tier1.Schedule{EventID: b.event, OpensAt: b.opens.Add(3 * time.Minute), Round: 1, ChainHash: b.dc.Chain.Hash, Margin: time.Second, Now: b.clk.Now()}
+		if err := b.sales.PutSchedule(b.ctx, late); !errors.Is(err, tier1.ErrTicketed) {
+			t.Fatalf("store PutSchedule after a ticket: %v, want ErrTicketed", err)
+		}
+		if d := b.doc(t); !d.OpensAt.Equal(b.opens.Add(time.Minute)) || d.ScheduledRound != first.Sale.Round {
+			t.Fatalf("the refused schedules moved the sale: %+v", d)
+		}
+
+		// Cancelling remains: the list closes for good, the document says
+		// when, and the event id cannot be scheduled again.
+		b.clk.Advance(time.Minute)
+		if _, err := b.svc.Cancel(b.ctx, b.event); err != nil {
+			t.Fatalf("Cancel: %v", err)
+		}
+		if _, err := b.svc.Cancel(b.ctx, b.event); err != nil {
+			t.Fatalf("Cancel twice: %v", err)
+		}
+		d := b.doc(t)
+		if d.Status != draw.StatusCancelled || d.CancelledAt == nil || !d.CancelledAt.Equal(Epoch.Add(time.Minute)) || d.ClosedAt == nil {
+			t.Fatalf("draw doc after cancel = %+v", d)
+		}
+		if _, _, err := b.sales.AddTicket(b.ctx, tier1.NewTicket{EventID: b.event, RequestID: tier1.NewRequestID(), Now: b.clk.Now(), TTL: time.Hour}); !errors.Is(err, tier1.ErrClosed) {
+			t.Fatalf("AddTicket after cancel: %v, want ErrClosed", err)
+		}
+		if _, err := b.svc.AssignWithNonce(b.ctx, b.event, "", bytes.Repeat([]byte{9}, 16)); !errors.Is(err, tier1.ErrSaleCancelled) {
+			t.Fatalf("arrival after cancel: %v, want ErrSaleCancelled", err)
+		}
+		if _, err := b.svc.Check(b.ctx, b.event, first.RequestID); !errors.Is(err, tier1.ErrSaleCancelled) {
+			t.Fatalf("ticket holder's check after cancel: %v, want ErrSaleCancelled", err)
+		}
+		if _, err := b.svc.Schedule(b.ctx, b.event, b.opens.Add(time.Hour), time.Time{}); !errors.Is(err, tier1.ErrSaleCancelled) {
+			t.Fatalf("Schedule after cancel: %v, want ErrSaleCancelled", err)
+		}
+		b.clk.Set(b.dc.Chain.TimeOf(first.Sale.Round).Add(time.Minute))
+		rs, err := b.svc.Tick(b.ctx)
+		if r := find(rs, b.event); err != nil || r.Skipped != tier1.PhaseCancelled {
+			t.Fatalf("tick of a cancelled sale = %+v, %v", rs, err)
+		}
+		if out, err := b.svc.Draw(b.ctx, b.event); err != nil || out != tier1.DrawCancelled {
+			t.Fatalf("Draw of a cancelled sale = %q, %v", out, err)
+		}
+	})
+
+	t.Run("the advancer wakes at the opening to close the list", func(t *testing.T) {
+		t.Parallel()
+		for _, ticks := range []int{2, 1} { // between two ticks, and after an invocation's last one
+			clk := clock.NewManual(Epoch)
+			store := f(t)
+			_, dc := Beacon(t, clk)
+			c := cfg()
+			c.Draw = dc
+			c.Sleep = func(_ context.Context, d time.Duration) error { clk.Advance(d); return nil }
+			svc := tier1.New(store, Keys(t), clk, c)
+			ctx, event := context.Background(), testenv.UniqueID(t)
+			opens := Epoch.Add(7 * time.Second) // between ticks at 0 s and 10 s
+			if _, err := svc.Schedule(ctx, event, opens, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.RunAdvancer(ctx, ticks, nil); err != nil {
+				t.Fatalf("RunAdvancer: %v", err)
+			}
+			d, err := svc.DrawDoc(ctx, event)
+			if err != nil || d.Status != draw.StatusDrawing || d.ClosedAt == nil || !d.ClosedAt.Equal(opens) || d.RoundMoved != "" {
+				t.Fatalf("%d ticks: draw doc = %+v, %v; want the list closed at the opening %v", ticks, d, err, opens)
+			}
+		}
+	})
+
+	t.Run("any request after the opening closes the list", func(t *testing.T) {
+		t.Parallel()
+		b := newSale(t, f)
+		tk := b.ticket(t, 0)
+		b.clk.Set(b.opens.Add(300 * time.Millisecond))
+		// The ticket holder's poll closes it and learns R at once.
+		chk, err := b.svc.Check(b.ctx, b.event, tk.RequestID)
+		if err != nil || chk.Phase != tier1.PhaseDrawing || chk.Sale == nil || len(chk.Sale.Root) != 32 {
+			t.Fatalf("check after the opening = %+v, %v", chk, err)
+		}
+		if d := b.doc(t); d.ClosedAt == nil || !d.ClosedAt.Equal(b.clk.Now()) {
+			t.Fatalf("closedAt = %v, want %v", d.ClosedAt, b.clk.Now())
+		}
+		// So does a status or draw-document request on another sale.
+		other := newSale(t, f)
+		other.ticket(t, 0)
+		other.clk.Set(other.opens.Add(time.Second))
+		if st, err := other.svc.Status(other.ctx, other.event); err != nil || st.Sale.Phase != tier1.SaleDrawing || len(st.Sale.Root) != 32 {
+			t.Fatalf("status after the opening = %+v, %v", st, err)
+		}
+		third := newSale(t, f)
+		third.clk.Set(third.opens.Add(time.Second))
+		if d, err := third.svc.DrawDocDrawing(third.ctx, third.event); err != nil || d.Status != draw.StatusDrawing || d.N == nil || *d.N != 0 {
+			t.Fatalf("draw doc after the opening = %+v, %v", d, err)
+		}
+	})
+
+	t.Run("a late close moves the draw to a later round", func(t *testing.T) {
+		t.Parallel()
+		b := newSale(t, f)
+		var holders []tier1.AssignResult
+		for i := range 5 {
+			holders = append(holders, b.ticket(t, i))
+		}
+		d := b.doc(t)
+		r0, margin := d.ScheduledRound, d.Margin()
+		// Nobody closes the list until 2 s after round r0's time − margin.
+		closeAt := d.ScheduledRoundAt.Add(-margin + 2*time.Second)
+		b.clk.Set(closeAt)
+		if rs, err := b.svc.Tick(b.ctx); err != nil || find(rs, b.event).Skipped != tier1.PhaseDrawing {
+			t.Fatalf("late close tick = %+v, %v", rs, err)
+		}
+		d = b.doc(t)
+		want := b.dc.Chain.FirstRoundAtOrAfter(closeAt.Add(margin))
+		if d.ClosedAt == nil || !d.ClosedAt.Equal(closeAt) || d.ScheduledRound != r0 || d.Round != want || want <= r0 ||
+			d.RoundMoved != draw.MovedLateClose || d.ClosedAt.Add(margin).After(d.RoundAt) {
+			t.Fatalf("draw doc after a late close = %+v; want round %d (scheduled %d) moved for the late close", d, want, r0)
+		}
+		// The ticket holders see the round that draws.
+		if chk, err := b.svc.Check(b.ctx, b.event, holders[0].RequestID); err != nil || chk.Sale == nil || chk.Sale.Round != want {
+			t.Fatalf("holder's check after the move = %+v, %v", chk, err)
+		}
+		// Round r0 is out, but the draw waits for the later round.
+		b.clk.Set(d.ScheduledRoundAt.Add(time.Second))
+		if out, err := b.svc.Draw(b.ctx, b.event); err != nil || out != tier1.DrawWaiting {
+			t.Fatalf("Draw at round r0 = %q, %v; want waiting for round %d", out, err, want)
+		}
+		b.clk.Set(d.RoundAt)
+		if out, err := b.svc.Draw(b.ctx, b.event); err != nil || out != tier1.DrawDone {
+			t.Fatalf("Draw at the moved round = %q, %v", out, err)
+		}
+		bundle := Bundle(t, b.svc, b.event)
+		if err := draw.Verify(bundle, b.dc.Chain.Hash, b.event); err != nil {
+			t.Fatalf("the moved draw does not verify: %v", err)
+		}
+		if bundle.Draw.Beacon.Round != want {
+			t.Fatalf("drawn with round %d, want %d", bundle.Draw.Beacon.Round, want)
+		}
+		// The same document claiming the scheduled round fails.
+		claim := bundle
+		claim.Draw.Round, claim.Draw.RoundAt, claim.Draw.RoundMoved = r0, d.ScheduledRoundAt, ""
+		if err := claim.Draw.CheckTiming(); err == nil || !strings.Contains(err.Error(), "closedAt + margin must be ≤ roundAt") {
+			t.Fatalf("a late close claimed on the scheduled round: %v", err)
+		}
+	})
+
+	t.Run("grinding a ticket to the front after the round is out fails", func(t *testing.T) {
+		t.Parallel()
+		b := newSale(t, f)
+		for i := range 3 {
+			b.ticket(t, i) // honest visitors
+		}
+		d := b.doc(t)
+		r0 := d.ScheduledRound
+		// Nobody arrives after the opening and no advancer runs: the list
+		// is still open when round r0 is published, and the operator, who
+		// can write to the store, reads its randomness...
+		b.clk.Set(d.ScheduledRoundAt.Add(time.Second))
+		known := b.lb.Round(r0)
+		// What R would bind had the list closed in time (the attacker can
+		// claim any closedAt: only receipts that saw R early refute it).
+		fakeClose := b.opens.Add(time.Second)
+		sale := draw.Sale{EventID: b.event, ScheduledAt: d.ScheduledAt, OpensAt: b.opens, Margin: d.Margin(), ScheduledRound: r0, Round: r0, ClosedAt: fakeClose}
+		var list []draw.Hash
+		if err := b.sales.EachTicketHash(b.ctx, b.event, func(hs []draw.Hash) error { list = append(list, hs...); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		// ...and adds Sybil tickets until one it chose draws first.
+		chosen := draw.TicketHash("chosen", bytes.Repeat([]byte{1}, 16))
+		list = append(list, chosen)
+		ground := false
+		for i := 0; i < 500 && !ground; i++ {
+			rid := fmt.Sprintf("sybil-%03d", i)
+			if i == 0 {
+				rid = "chosen"
+			}
+			h := draw.TicketHash(rid, bytes.Repeat([]byte{1}, 16))
+			if i > 0 {
+				list = append(list, h)
+			}
+			if _, _, err := b.sales.AddTicket(b.ctx, tier1.NewTicket{EventID: b.event, RequestID: rid, Hash: h, Now: b.opens.Add(-time.Second), TTL: time.Hour}); err != nil {
+				t.Fatalf("the attacker's AddTicket: %v", err)
+			}
+			sorted := append([]draw.Hash(nil), list...)
+			if err := draw.SortHashes(sorted); err != nil {
+				t.Fatal(err)
+			}
+			res := draw.Run(sale, known.Randomness, sorted)
+			for k, h := range sorted {
+				if h == chosen && res.Positions[k] == 1 {
+					ground = true
+				}
+			}
+		}
+		if !ground {
+			t.Fatal("the attack found no ticket order to exploit in 500 tries (the test, not vwr, failed)")
+		}
+		// Then closes and draws through the normal code.
+		if rs, err := b.svc.Tick(b.ctx); err != nil || find(rs, b.event).Skipped != tier1.PhaseDrawing {
+			t.Fatalf("close = %+v, %v", rs, err)
+		}
+		d = b.doc(t)
+		if d.Round <= r0 || d.RoundMoved != draw.MovedLateClose {
+			t.Fatalf("the late close drew with round %d (scheduled %d, moved %q): the ground order stands", d.Round, r0, d.RoundMoved)
+		}
+		b.clk.Set(d.RoundAt)
+		if out, err := b.svc.Draw(b.ctx, b.event); err != nil || out != tier1.DrawDone {
+			t.Fatalf("Draw = %q, %v", out, err)
+		}
+		bundle := Bundle(t, b.svc, b.event)
+		if err := draw.Verify(bundle, b.dc.Chain.Hash, b.event); err != nil {
+			t.Fatalf("the honest draw does not verify: %v", err)
+		}
+		// The ground order, published as if the list had closed in time,
+		// fails verification: its close came after round r0's time − margin.
+		forged := bundle
+		forged.Draw.Round, forged.Draw.RoundAt, forged.Draw.RoundMoved, forged.Draw.Beacon = r0, d.ScheduledRoundAt, "", &known
+		res := draw.Run(sale, known.Randomness, toHashes(forged.Tickets))
+		forged.Draw.Root, forged.Positions = res.Root[:], res.Positions
+		if err := draw.Verify(forged, b.dc.Chain.Hash, b.event); err == nil || !strings.Contains(err.Error(), "closedAt") {
+			t.Fatalf("the ground order with the true closedAt: %v, want a closedAt + margin failure", err)
+		}
+		// With a forged closedAt the document alone verifies, but it was
+		// published after round r0: no receipt can show R before roundAt.
+		forged.Draw.ClosedAt = &fakeClose
+		if err := draw.Verify(forged, b.dc.Chain.Hash, b.event); err != nil {
+			t.Fatalf("the forged document should verify on its own (this is what receipts are for): %v", err)
+		}
+		seen := b.clk.Now() // the earliest any page could have seen the forged R
+		rc := draw.Receipt{
+			Receipt: draw.ReceiptVersion, Rule: draw.Rule, EventID: b.event, RequestID: "chosen", ClientNonce: bytes.Repeat([]byte{1}, 16),
+			H: chosen[:], OpensAt: b.opens, Round: r0, RoundAt: d.ScheduledRoundAt, ChainHash: b.dc.Chain.Hash,
+			Root: forged.Draw.Root, RootSeenAt: &seen,
+		}
+		if chk, err := draw.CheckReceipt(forged, rc); err != nil || chk.ProvesClose || chk.Position != 1 {
+			t.Fatalf("a receipt of the forged draw = %+v, %v; want position 1 but no proof of the close", chk, err)
+		}
+	})
+}
+
+func toHashes(hs []draw.Hex) []draw.Hash {
+	out := make([]draw.Hash, len(hs))
+	for i, h := range hs {
+		out[i] = draw.Hash(h)
+	}
+	return out
+}
