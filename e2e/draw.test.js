@@ -1,17 +1,29 @@
 // A scheduled sale in Chromium against the real `vwr local -demo
 // -demo-opens`: the visitor arrives before the opening and sees the
-// countdown and the beacon round; the list closes and the page keeps R in
-// its receipt; the local beacon stand-in's round draws the order; the page
-// shows the drawn place and "Verify my place" recomputes it in the browser.
+// countdown and the beacon round; the list closes at the opening and the
+// page keeps R, with the time it saw it, in its receipt; the local beacon
+// stand-in's round draws the order; the page shows the drawn place,
+// "Verify my place" checks the beacon's BLS signature and recomputes the
+// draw in the browser, "Download receipt" gives the documented JSON, and
+// `vwr verify-draw -receipt` (the command vwr local printed) accepts it.
+// A forged signature and a receipt without R fail.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, axe, launchChromium, screenshot, startVWR, TIER1_ADMIN, waitFor } from './harness.js';
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  api, axe, buildVWR, launchChromium, screenshot, startVWR, TIER1_ADMIN, waitFor,
+} from './harness.js';
 
+const run = promisify(execFile);
 let vwr;
 let browser;
 
 before(async () => {
-  // Opens 12 s after start; the draw's round comes ~3 s later (margin 1 s).
+  // Opens 12 s after start; the draw's round comes 6–9 s later (close
+  // grace 5 s + margin 1 s).
   vwr = await startVWR({ flags: ['-demo-opens', '12s', '-tier1-tick', '1s', '-demo-crowd', '0'], env: { VWR_DRAW_MARGIN: '1s' } });
   // Paused: the draw still happens, but nobody is admitted and sent away,
   // so the page stays to be verified.
@@ -27,10 +39,19 @@ after(async () => {
 
 const text = (p, id) => p.evaluate((i) => document.getElementById(i)?.textContent || '', id);
 const body = (p, key) => p.evaluate((k) => document.body.dataset[k] || '', key);
+const stored = (p) => p.evaluate(() => JSON.parse(localStorage.getItem('vwr:receipt:demo')));
+const failed = (p) => p.evaluate(() => [...document.querySelectorAll('#verify-checks li[data-ok="no"]')].map((li) => li.dataset.check));
 
-test('pre-queue countdown, beacon round, drawn place and "Verify my place"', async () => {
+async function verifyOnPage(p) {
+  await p.evaluate(() => { delete document.body.dataset.verified; });
+  await p.locator('#verify').click();
+  await waitFor(async () => (await body(p, 'verified')) !== '', { what: 'verification', timeout: 30000 });
+  return body(p, 'verified');
+}
+
+test('pre-queue, sealed list, drawn place, "Verify my place" and the receipt', async () => {
   // bypassCSP lets the test inject axe-core; the page itself runs under its strict CSP.
-  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true, acceptDownloads: true });
   const p = await ctx.newPage();
   await p.goto(`${vwr.base}/vwr/?event=demo&return=/events/demo&lang=en`);
 
@@ -42,6 +63,11 @@ test('pre-queue countdown, beacon round, drawn place and "Verify my place"', asy
   const st = await api(vwr.base, 'GET', '/vwr-api/vwr/status/demo');
   assert.equal(st.body.sale.phase, 'prequeue');
   assert.equal(Number(round.replace(/,/g, '')), st.body.sale.round, 'the page shows the scheduled round');
+  // The receipt exists from the first answer on: a short code up front,
+  // no hex, the details behind "Show details".
+  assert.match(await text(p, 'receipt-code'), /^[0-9A-F]{4}-[0-9A-F]{4}$/);
+  assert.equal(await p.locator('#receipt-h').isVisible(), false, 'the 64-digit hash is behind Show details');
+  assert.equal(await p.locator('#download').isEnabled(), true);
   assert.deepEqual(await axe(p), [], 'pre-queue page has no serious accessibility violations');
   assert.equal(await p.locator('#live').getAttribute('aria-live'), 'polite');
   await screenshot(p, 'draw-prequeue');
@@ -54,36 +80,94 @@ test('pre-queue countdown, beacon round, drawn place and "Verify my place"', asy
   assert.equal(await pk.evaluate(() => document.documentElement.lang), 'ko');
   assert.match(await text(pk, 'title'), /^\d\d:\d\d(:\d\d)?에 판매가 시작됩니다$/);
   await waitFor(async () => /\d+초/.test(await text(pk, 'countdown')), { what: 'a Korean countdown' });
+  assert.equal(await text(pk, 'receipt-title'), '나의 추첨 영수증');
   await ko.close();
 
-  const rc = await p.evaluate(() => JSON.parse(localStorage.getItem('vwr:receipt:demo')));
-  assert.match(rc.clientNonce, /^[0-9a-f]{32}$/);
-  assert.match(rc.h, /^[0-9a-f]{64}$/);
+  const first = await stored(p);
+  assert.equal(first.receipt, 'vwr-receipt-v1');
+  assert.match(first.clientNonce, /^[0-9a-f]{32}$/);
+  assert.match(first.h, /^[0-9a-f]{64}$/);
+  assert.equal(first.root, undefined, 'no R before the close');
 
-  // The list closes at the opening: R goes into the receipt before the draw.
-  await waitFor(async () => (await body(p, 'phase')) === 'drawn', { timeout: 45000, what: 'the draw' });
-  const after = await p.evaluate(() => JSON.parse(localStorage.getItem('vwr:receipt:demo')));
+  // The list closes at the opening: R goes into the receipt, with the time
+  // this browser saw it, before the round's time.
+  await waitFor(async () => (await body(p, 'phase')) === 'drawn', { timeout: 60000, what: 'the draw' });
+  const rc = await stored(p);
   const doc = await api(vwr.base, 'GET', '/vwr-api/vwr/draw/demo');
   assert.equal(doc.body.status, 'drawn');
-  assert.equal(after.root, doc.body.root, 'the receipt kept the published R');
-  assert.ok(after.position === 1 || after.position === 2, `drawn among two tickets: ${after.position}`);
-  assert.ok(after.proof && after.proof.n === 2, 'a Merkle proof is kept');
-  assert.equal(await text(p, 'position'), String(after.position));
+  assert.equal(rc.root, doc.body.root, 'the receipt kept the published R');
+  assert.ok(Date.parse(rc.rootSeenAt) < Date.parse(doc.body.roundAt), `R seen at ${rc.rootSeenAt}, round at ${doc.body.roundAt}`);
+  assert.ok(rc.position === 1 || rc.position === 2, `drawn among two tickets: ${rc.position}`);
+  assert.ok(rc.proof && rc.proof.n === 2, 'a Merkle proof is kept');
+  assert.equal(await text(p, 'position'), String(rc.position));
 
-  await p.locator('#verify').click();
-  await waitFor(async () => (await body(p, 'verified')) !== '', { what: 'verification' });
-  assert.equal(await body(p, 'verified'), 'yes', await text(p, 'verify-result'));
-  assert.match(await text(p, 'verify-result'), /^Verified/);
+  // "Verify my place": every check passes, and the page says plainly that
+  // this demo's beacon is not the public one.
+  assert.equal(await verifyOnPage(p), 'yes', await text(p, 'verify-result'));
+  assert.match(await text(p, 'verify-summary'), /^Checked in this browser: your place is [12] of 2\./);
+  const checks = await p.evaluate(() => [...document.querySelectorAll('#verify-checks li')].map((li) => [li.dataset.check, li.dataset.ok]));
+  assert.deepEqual(checks.map(([c]) => c), ['ticket', 'drawn', 'chain', 'beacon', 'timing', 'sealed', 'list', 'included', 'order']);
+  assert.deepEqual(checks.find(([c]) => c === 'chain'), ['chain', 'warn']);
+  assert.match(await text(p, 'verify-checks'), /NOT the public drand beacon/);
+  assert.match(await text(p, 'verify-result'), /What no browser can check/);
+  assert.equal(await p.locator('#verify-docs').getAttribute('href'), '/vwr/draw.html#en');
   assert.deepEqual(await axe(p), [], 'drawn page has no serious accessibility violations');
   await screenshot(p, 'draw-verified');
 
-  // A tampered receipt fails the same check.
+  // "Download receipt" gives the documented JSON, which the command vwr
+  // local printed accepts, and which proves the close.
+  const [download] = await Promise.all([p.waitForEvent('download'), p.locator('#download').click()]);
+  assert.match(download.suggestedFilename(), /^vwr-receipt-demo-[0-9A-F]{4}-[0-9A-F]{4}\.json$/);
+  const file = await download.path();
+  const got = JSON.parse(await readFile(file, 'utf8'));
+  assert.deepEqual(Object.keys(got).sort(), ['chainHash', 'clientNonce', 'eventId', 'h', 'issuedAt', 'opensAt', 'position', 'proof',
+    'receipt', 'requestId', 'root', 'rootSeenAt', 'round', 'roundAt', 'rule'].sort());
+  assert.deepEqual(got, rc);
+  const printed = vwr.logs().match(/vwr verify-draw -event demo -url (\S+) -chain-hash ([0-9a-f]{64})/);
+  assert.ok(printed, `vwr local printed no verify command:\n${vwr.logs()}`);
+  assert.equal(printed[2], doc.body.chain.hash);
+  const { bin } = await buildVWR();
+  const out = await run(bin, ['verify-draw', '-event', 'demo', '-url', printed[1], '-chain-hash', printed[2], '-receipt', file]);
+  assert.match(out.stdout, /^OK demo: 2 tickets drawn/);
+  assert.match(out.stdout, /NOT drand's public quicknet chain/);
+  assert.match(out.stdout, /before the round: the list was fixed before its randomness existed/);
+
+  // A receipt without R cannot prove the close: the page says so and fails.
   await p.evaluate(() => {
     const r = JSON.parse(localStorage.getItem('vwr:receipt:demo'));
-    r.root = '00'.repeat(32);
+    delete r.root;
+    delete r.rootSeenAt;
     localStorage.setItem('vwr:receipt:demo', JSON.stringify(r));
   });
-  await p.locator('#verify').click();
-  await waitFor(async () => (await body(p, 'verified')) === 'no', { what: 'a failed verification' });
+  assert.equal(await verifyOnPage(p), 'no');
+  assert.deepEqual(await failed(p), ['sealed']);
+  assert.match(await text(p, 'verify-checks'), /never saw the sealed list before the draw/);
+  await p.evaluate((r) => localStorage.setItem('vwr:receipt:demo', JSON.stringify(r)), rc);
+  assert.equal(await verifyOnPage(p), 'yes');
+
+  // A forged beacon: 48 random bytes as the signature, with the matching
+  // randomness, served as the draw document. The BLS check refuses it.
+  await p.route('**/vwr-api/vwr/draw/demo', async (route) => {
+    const res = await route.fetch();
+    const d = await res.json();
+    const sig = await p.evaluate(async () => {
+      const b = crypto.getRandomValues(new Uint8Array(48));
+      b[0] = (b[0] & 0x1f) | 0x80;
+      const h = new Uint8Array(await crypto.subtle.digest('SHA-256', b));
+      const x = (a) => Array.from(a, (v) => v.toString(16).padStart(2, '0')).join('');
+      return { signature: x(b), randomness: x(h) };
+    });
+    d.beacon = { ...d.beacon, ...sig };
+    await route.fulfill({ response: res, json: d });
+  });
+  assert.equal(await verifyOnPage(p), 'no');
+  assert.ok((await failed(p)).includes('beacon'), `failed checks: ${await failed(p)}`);
+  await p.unroute('**/vwr-api/vwr/draw/demo');
+
+  // The CLI refuses a tampered receipt.
+  const bad = path.join(path.dirname(file), 'tampered.json');
+  await writeFile(bad, JSON.stringify({ ...got, position: got.position === 1 ? 2 : 1 }));
+  await assert.rejects(run(bin, ['verify-draw', '-event', 'demo', '-url', printed[1], '-chain-hash', printed[2], '-receipt', bad]),
+    (err) => err.code === 1 && /FAIL: receipt/.test(err.stderr));
   await ctx.close();
 });

@@ -174,20 +174,26 @@ test('formatWait is short and never negative', () => {
 
 // The draw rule in the page (static/vwr/draw.js) against the known-answer
 // vector internal/draw's Go tests check too.
-test('draw.js agrees with internal/draw on the known-answer vector', async () => {
+async function loadKat() {
   const { readFile } = await import('node:fs/promises');
   const d = await import('../static/vwr/draw.js');
   const kat = JSON.parse(await readFile(new URL('../internal/draw/testdata/kat.json', import.meta.url), 'utf8'));
+  return { d, kat };
+}
+
+test('draw.js agrees with internal/draw on the known-answer vector', async () => {
+  const { d, kat } = await loadKat();
   for (const tk of kat.tickets) {
     assert.equal(d.hex(await d.ticketHash(tk.requestId, d.unhex(tk.clientNonce))), tk.h);
   }
+  assert.equal(d.hex(await d.chainHash(kat.chain)), kat.chain.hash);
   const sorted = kat.sorted.map(d.unhex);
   const merkle = await d.merkleRoot(sorted);
   assert.equal(d.hex(merkle), kat.merkleRoot);
-  const root = await d.commitment({ eventId: kat.sale.eventId, opensAt: kat.sale.opensAt, round: kat.beacon.round }, sorted.length, merkle);
+  const root = await d.commitment(kat.sale, sorted.length, merkle);
   assert.equal(d.hex(root), kat.root);
   const rnd = d.unhex(kat.beacon.randomness);
-  assert.equal(d.hex(await d.sha256(d.unhex(kat.beacon.signature))), kat.beacon.randomness);
+  assert.equal(await d.verifyBeacon(kat.chain, kat.beacon), true);
   for (let i = 0; i < sorted.length; i += 1) {
     assert.equal(d.hex(await d.orderKey(rnd, root, sorted[i])), kat.orderKeys[i]);
     const proof = { index: i, n: sorted.length, siblings: kat.proofs[i].map(d.unhex) };
@@ -196,26 +202,69 @@ test('draw.js agrees with internal/draw on the known-answer vector', async () =>
   assert.deepEqual(await d.positions(rnd, root, sorted), kat.positions);
 });
 
-test('draw.js verifyPlace accepts the vector and rejects a tampered list', async () => {
-  const { readFile } = await import('node:fs/promises');
+// Real quicknet rounds, as drand's relays serve them, and forgeries.
+test('draw.js verifies quicknet BLS signatures with the vendored noble-curves', async () => {
   const d = await import('../static/vwr/draw.js');
-  const kat = JSON.parse(await readFile(new URL('../internal/draw/testdata/kat.json', import.meta.url), 'utf8'));
+  const real = [
+    [2, 'b6b6a585449b66eb12e875b64fcbab3799861a00e4dbf092d99e969a5eac57dd3f798acf61e705fe4f093db926626807'],
+    [3, 'b3fab6df720b68cc47175f2c777e86d84187caab5770906f515ff1099cb01e4deaa027075d860823e49477b93c72bd64'],
+    [657413, 'b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b'],
+  ];
+  for (const [round, signature] of real) {
+    const beacon = { round, signature, randomness: d.hex(await d.sha256(d.unhex(signature))) };
+    assert.equal(await d.verifyBeacon(d.QUICKNET, beacon), true, `round ${round}`);
+    assert.equal(await d.verifyBeacon(d.QUICKNET, { ...beacon, round: round + 1 }), false, `round ${round} as ${round + 1}`);
+  }
+  // 48 random bytes with a consistent randomness: not a signature.
+  const forged = new Uint8Array(48);
+  globalThis.crypto.getRandomValues(forged);
+  forged[0] = (forged[0] & 0x1f) | 0x80; // compressed-point flag, so it is not rejected for its flags alone
+  assert.equal(await d.verifyBeacon(d.QUICKNET, { round: 2, signature: d.hex(forged), randomness: d.hex(await d.sha256(forged)) }), false);
+});
+
+test('draw.js verifyPlace checks every step and names the one that fails', async () => {
+  const { d, kat } = await loadKat();
+  const c = kat.chain;
   const doc = {
-    rule: d.RULE, status: 'drawn', eventId: kat.sale.eventId, opensAt: kat.sale.opensAt, round: kat.beacon.round,
+    rule: d.RULE, status: 'drawn', eventId: kat.sale.eventId, scheduledAt: kat.sale.scheduledAt, opensAt: kat.sale.opensAt,
+    marginMs: kat.sale.marginMs, chain: c, scheduledRound: kat.sale.scheduledRound,
+    scheduledRoundAt: new Date(d.timeOf(c, kat.sale.scheduledRound)).toISOString(), round: kat.sale.round,
+    roundAt: new Date(d.timeOf(c, kat.sale.round)).toISOString(), closedAt: kat.sale.closedAt,
     beacon: kat.beacon, merkleRoot: kat.merkleRoot, root: kat.root, n: kat.sorted.length,
   };
+  assert.equal(d.checkTiming(doc), '');
   const tk = kat.tickets[2];
   const i = kat.sorted.indexOf(tk.h);
   const receipt = {
-    requestId: tk.requestId, clientNonce: tk.clientNonce, h: tk.h, root: kat.root,
+    receipt: d.RECEIPT, eventId: kat.sale.eventId, requestId: tk.requestId, clientNonce: tk.clientNonce, h: tk.h,
+    root: kat.root, rootSeenAt: new Date(Date.parse(kat.sale.closedAt) + 1000).toISOString(),
     proof: { index: i, n: kat.sorted.length, siblings: kat.proofs[i] }, position: kat.positions[i],
   };
-  assert.deepEqual(await d.verifyPlace(receipt, doc, kat.sorted, kat.positions), { ok: true, position: kat.positions[i] });
+  const ok = await d.verifyPlace(receipt, doc, kat.sorted, kat.positions);
+  assert.equal(ok.ok, true, JSON.stringify(ok.checks));
+  assert.equal(ok.position, kat.positions[i]);
+  assert.deepEqual(ok.checks.map((x) => x.id), ['ticket', 'drawn', 'chain', 'beacon', 'timing', 'sealed', 'list', 'included', 'order']);
+  const failing = async (r, dd, tickets = kat.sorted) => (await d.verifyPlace(r, dd, tickets, kat.positions)).checks.filter((x) => !x.ok).map((x) => x.id);
   const swapped = [...kat.sorted];
-  swapped[0] = swapped[0].replace(/^./, (c) => (c === '0' ? '1' : '0'));
-  assert.equal((await d.verifyPlace(receipt, doc, swapped, kat.positions)).ok, false);
-  assert.equal((await d.verifyPlace({ ...receipt, root: '00'.repeat(32) }, doc, kat.sorted, kat.positions)).reason, 'root changed since close');
-  assert.equal((await d.verifyPlace({ ...receipt, position: receipt.position + 1 }, doc, kat.sorted, kat.positions)).ok, false);
+  swapped[0] = swapped[0].replace(/^./, (ch) => (ch === '0' ? '1' : '0'));
+  assert.deepEqual(await failing(receipt, doc, swapped), ['list']);
+  assert.deepEqual(await failing({ ...receipt, root: '00'.repeat(32) }, doc), ['sealed']);
+  assert.deepEqual(await failing({ ...receipt, root: undefined, rootSeenAt: undefined }, doc), ['sealed']);
+  assert.deepEqual(await failing({ ...receipt, rootSeenAt: doc.roundAt }, doc), ['sealed']);
+  assert.deepEqual(await failing({ ...receipt, position: receipt.position + 1 }, doc), ['order']);
+  assert.deepEqual(await failing({ ...receipt, clientNonce: '11'.repeat(16) }, doc), ['ticket']);
+  // A forged signature, even with randomness = SHA-256(signature).
+  const sig = d.unhex(kat.beacon.signature);
+  sig[20] ^= 1;
+  const forged = { ...kat.beacon, signature: d.hex(sig), randomness: d.hex(await d.sha256(sig)) };
+  assert.ok((await failing(receipt, { ...doc, beacon: forged })).includes('beacon'));
+  // A chain that is not quicknet is refused unless the site declares it.
+  const other = { ...c, genesis_time: c.genesis_time + 1 };
+  assert.deepEqual(await failing(receipt, { ...doc, chain: other }), ['chain']);
+  // A close claimed too late for its round.
+  const late = new Date(Date.parse(doc.roundAt) - 9000).toISOString();
+  assert.notEqual(d.checkTiming({ ...doc, closedAt: late }), '');
+  assert.equal(d.shortCode(tk.h), `${tk.h.slice(0, 4)}-${tk.h.slice(4, 8)}`.toUpperCase());
 });
 
 // The Tier 1 wait estimate: the shared vectors

@@ -12,7 +12,9 @@ import (
 	"strings"
 )
 
-//go:embed vwr
+// all: the vendored noble-hashes has files whose names start with "_".
+//
+//go:embed all:vwr
 var files embed.FS
 
 // VWR returns static/vwr as a file system rooted at the pages.

@@ -135,3 +135,18 @@ func TestServeFile(t *testing.T) {
 		})
 	}
 }
+
+// The vendored BLS code "Verify my place" imports is served, including the
+// files whose names start with "_" (which a plain go:embed would skip).
+func TestVendoredCryptoIsServed(t *testing.T) {
+	t.Parallel()
+	h := Handler("/vwr/")
+	for _, p := range []string{"/vwr/vendor/noble-curves-2.4.0/bls12-381.js", "/vwr/vendor/noble-hashes-2.4.0/_md.js",
+		"/vwr/vendor/noble-hashes-2.4.0/_u64.js", "/vwr/vendor/noble-curves-2.4.0/LICENSE"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+		if rec.Code != http.StatusOK || rec.Body.Len() == 0 {
+			t.Errorf("%s: %d", p, rec.Code)
+		}
+	}
+}

@@ -1,10 +1,26 @@
 // The pre-queue draw rule (docs/draw.md), as internal/draw computes it,
-// with Web Crypto: the page checks its own ticket, its Merkle proof, the
-// commitment R it kept in its receipt, and recomputes every place from the
+// with Web Crypto, plus the BLS check of the beacon round with the vendored
+// @noble/curves (static/vwr/vendor, loaded only when a visitor verifies).
+// The page checks its own ticket, the beacon's signature against drand's
+// public quicknet key pinned below, the close's timing, the commitment R it
+// kept in its receipt, its Merkle proof, and recomputes every place from the
 // published list. Runs in browsers and in Node 20+ (globalThis.crypto);
 // e2e/unit.test.js checks it against internal/draw/testdata/kat.json.
 
-export const RULE = 'vwr-draw-v1';
+export const RULE = 'vwr-draw-v2';
+export const RECEIPT = 'vwr-receipt-v1';
+
+/** QUICKNET is drand's public quicknet chain: the only chain trusted by default. */
+export const QUICKNET = Object.freeze({
+  public_key: '83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a',
+  period: 3,
+  genesis_time: 1692803367,
+  hash: '52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971',
+  groupHash: 'f477d5c89f21a17c863a7f937c6a6d15859414d2be09cd448d4279af331c5d3e',
+  schemeID: 'bls-unchained-g1-rfc9380',
+  metadata: Object.freeze({ beaconID: 'quicknet' }),
+});
+
 const subtle = () => globalThis.crypto.subtle;
 
 /** hex encodes bytes as lowercase hex. */
@@ -40,6 +56,12 @@ export function newNonce(cryptoImpl = globalThis.crypto) {
 /** ticketHash is h = SHA-256(requestId ‖ clientNonce). */
 export async function ticketHash(requestId, nonce) {
   return sha256(concat(new TextEncoder().encode(requestId), nonce));
+}
+
+/** shortCode is the first 4 bytes of h as XXXX-XXXX: a ticket's name for people. */
+export function shortCode(h) {
+  const s = String(h || '').slice(0, 8).toUpperCase();
+  return s.length === 8 ? `${s.slice(0, 4)}-${s.slice(4)}` : '';
 }
 
 const leaf = (h) => sha256(concat(Uint8Array.of(0), h));
@@ -82,16 +104,24 @@ export async function rootFromProof(h, proof) {
 
 function u64(n) {
   const b = new Uint8Array(8);
-  new DataView(b.buffer).setBigUint64(0, BigInt(n));
+  new DataView(b.buffer).setBigUint64(0, BigInt.asUintN(64, BigInt(n)));
   return b;
 }
 
-/** commitment is R = SHA-256(0x02 ‖ rule ‖ 0 ‖ eventId ‖ 0 ‖ opensAt s ‖ round ‖ n ‖ Merkle root). */
-export async function commitment({ eventId, opensAt, round }, n, merkle) {
+function u32(n) {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setUint32(0, n);
+  return b;
+}
+
+const ms = (t) => Date.parse(t);
+
+/** commitment is R (docs/draw.md): it binds the sale, its close and the list. */
+export async function commitment(sale, n, merkle) {
   const enc = new TextEncoder();
-  const secs = Math.floor(new Date(opensAt).getTime() / 1000);
-  return sha256(concat(Uint8Array.of(2), enc.encode(RULE), Uint8Array.of(0), enc.encode(eventId), Uint8Array.of(0),
-    u64(secs), u64(round), u64(n), merkle));
+  return sha256(concat(Uint8Array.of(2), enc.encode(RULE), Uint8Array.of(0), enc.encode(sale.eventId), Uint8Array.of(0),
+    u64(ms(sale.scheduledAt)), u64(Math.floor(ms(sale.opensAt) / 1000)), u64(sale.marginMs),
+    u64(sale.scheduledRound), u64(sale.round), u64(ms(sale.closedAt)), u64(n), merkle));
 }
 
 async function hmacKey(randomness) {
@@ -119,37 +149,149 @@ export async function positions(randomness, root, sorted) {
   return out;
 }
 
+/** chainHash is drand's: SHA-256(period u32 ‖ genesis i64 ‖ public key ‖ group hash ‖ beacon id unless "default"). */
+export async function chainHash(info) {
+  const id = info.metadata?.beaconID || '';
+  return sha256(concat(u32(info.period), u64(info.genesis_time), unhex(info.public_key), unhex(info.groupHash),
+    id && id !== 'default' ? new TextEncoder().encode(id) : new Uint8Array(0)));
+}
+
+/** timeOf is round r's publication time (ms). */
+export function timeOf(chain, r) {
+  return (chain.genesis_time + (r - 1) * chain.period) * 1000;
+}
+
+/** firstRoundAtOrAfter is the first round published at t (ms) or later. */
+export function firstRoundAtOrAfter(chain, t) {
+  const s = Math.floor(t / 1000);
+  let r = s < chain.genesis_time ? 0 : Math.floor((s - chain.genesis_time) / chain.period) + 1;
+  if (r === 0 || timeOf(chain, r) < t) r += 1;
+  return r;
+}
+
 /**
- * verifyPlace rechecks a receipt against the published draw: h from the
- * requestId and nonce, the Merkle proof, the commitment R the page kept
- * from before the draw, randomness = SHA-256(signature), the sorted list,
- * and the receipt's place among everyone's. The beacon's BLS signature is
- * left to `vwr verify-draw` (no pairing code in the page). Returns
- * {ok, position, reason}.
+ * checkTiming returns '' when the document's times hold (docs/draw.md):
+ * the scheduled round comes at least the margin after the opening, the
+ * list closed at least the margin before the round that draws it, and that
+ * round is the scheduled one or, after a late close, the first at least the
+ * margin after it. Otherwise it names what fails.
  */
-export async function verifyPlace(receipt, doc, tickets, published) {
-  const fail = (reason) => ({ ok: false, reason });
-  const h = await ticketHash(receipt.requestId, unhex(receipt.clientNonce));
-  if (hex(h) !== receipt.h) return fail('ticket hash');
-  if (doc.rule !== RULE || doc.status !== 'drawn' || !doc.beacon) return fail('not drawn');
-  if (receipt.root && receipt.root !== doc.root) return fail('root changed since close');
-  if (hex(await sha256(unhex(doc.beacon.signature))) !== doc.beacon.randomness) return fail('beacon randomness');
-  if (doc.beacon.round !== doc.round) return fail('beacon round');
-  const sorted = tickets.map(unhex);
-  for (let i = 1; i < sorted.length; i += 1) if (compare(sorted[i - 1], sorted[i]) >= 0) return fail('list order');
-  if (sorted.length !== doc.n) return fail('ticket count');
-  const merkle = await merkleRoot(sorted);
-  if (hex(merkle) !== doc.merkleRoot) return fail('Merkle root');
-  if (receipt.proof) {
-    const proof = { ...receipt.proof, siblings: receipt.proof.siblings.map(unhex) };
-    if (hex(await rootFromProof(h, proof)) !== doc.merkleRoot) return fail('Merkle proof');
+export function checkTiming(doc) {
+  const c = doc.chain;
+  const margin = doc.marginMs;
+  if (!(Number.isInteger(margin) && margin >= 1000)) return 'margin below 1 s';
+  if (timeOf(c, doc.scheduledRound) !== ms(doc.scheduledRoundAt)) return 'scheduledRoundAt';
+  if (timeOf(c, doc.round) !== ms(doc.roundAt)) return 'roundAt';
+  if (ms(doc.scheduledRoundAt) < ms(doc.opensAt) + margin) return 'scheduled round too early';
+  if (!doc.closedAt) return 'no closedAt';
+  const closeBy = ms(doc.closedAt) + margin;
+  if (doc.round === doc.scheduledRound) {
+    if (doc.roundMoved) return 'roundMoved';
+    return closeBy <= ms(doc.roundAt) ? '' : 'closedAt + margin after roundAt';
   }
+  if (doc.roundMoved !== 'late-close') return 'round is not the scheduled one';
+  if (closeBy <= ms(doc.scheduledRoundAt)) return 'round moved without a late close';
+  return doc.round === firstRoundAtOrAfter(c, closeBy) ? '' : 'moved to the wrong round';
+}
+
+let bls;
+async function blsVerify(sig, msg, pk) {
+  bls ??= import('./vendor/noble-curves-2.4.0/bls12-381.js').then((m) => m.bls12_381.shortSignatures);
+  const s = await bls;
+  try {
+    return s.verify(sig, s.hash(msg), pk);
+  } catch {
+    return false; // not a point, not in the subgroup, or the wrong length
+  }
+}
+
+/**
+ * verifyBeacon checks a quicknet-scheme round: the BLS signature on
+ * SHA-256(round as 8 bytes) under the chain's G2 public key (RFC 9380 hash
+ * to G1, with subgroup checks), and randomness = SHA-256(signature).
+ */
+export async function verifyBeacon(chain, beacon) {
+  if (chain.schemeID !== QUICKNET.schemeID) return false;
+  const sig = unhex(beacon.signature);
+  if (hex(await sha256(sig)) !== beacon.randomness) return false;
+  return blsVerify(sig, await sha256(u64(beacon.round)), unhex(chain.public_key));
+}
+
+function sameChain(a, b) {
+  return a && b && a.hash === b.hash && a.public_key === b.public_key && a.period === b.period
+    && a.genesis_time === b.genesis_time && a.groupHash === b.groupHash && a.schemeID === b.schemeID
+    && (a.metadata?.beaconID || '') === (b.metadata?.beaconID || '');
+}
+
+/**
+ * verifyPlace checks a receipt against the published draw and says, check
+ * by check, what held: {ok, position, checks: [{id, ok, detail}]}. ok is
+ * true only when every check passed. local is a chain the site declares
+ * besides quicknet (vwr local's stand-in), trusted but reported as not the
+ * public one. What the page cannot check is listed in the docs, not here.
+ */
+export async function verifyPlace(receipt, doc, tickets, published, { local } = {}) {
+  const checks = [];
+  const add = (id, ok, detail = '') => { checks.push({ id, ok, detail }); return ok; };
+  const done = (position) => ({ ok: checks.every((c) => c.ok), position, checks });
+
+  // 1. The ticket is the visitor's: h from the nonce only the page knows.
+  let h = null;
+  try {
+    h = await ticketHash(receipt.requestId, unhex(receipt.clientNonce));
+  } catch { /* a malformed nonce fails below */ }
+  if (!add('ticket', !!h && hex(h) === receipt.h && receipt.eventId === doc.eventId)) return done();
+  if (!add('drawn', doc.rule === RULE && doc.status === 'drawn' && !!doc.beacon, doc.status)) return done();
+
+  // 2. The beacon: drand's public quicknet chain, or a chain the site
+  // declares (reported as not public); its BLS signature on the round.
+  let chainOK = false;
+  let chainDetail = 'quicknet';
+  if (sameChain(doc.chain, QUICKNET)) {
+    chainOK = true;
+  } else if (local && sameChain(doc.chain, local) && hex(await chainHash(local)) === local.hash) {
+    chainOK = true;
+    chainDetail = 'local';
+  } else {
+    chainDetail = 'unknown';
+  }
+  if (!add('chain', chainOK, chainDetail)) return done();
+  add('beacon', doc.beacon.round === doc.round && await verifyBeacon(doc.chain, doc.beacon), String(doc.round));
+
+  // 3. The close: the document's times, and the R this page saw before the
+  // round's time (the evidence that the list was fixed before the
+  // randomness existed).
+  const timing = checkTiming(doc);
+  add('timing', timing === '', timing);
+  if (!receipt.root) {
+    add('sealed', false, 'no R');
+  } else if (receipt.root !== doc.root) {
+    add('sealed', false, 'R changed');
+  } else {
+    const seen = ms(receipt.rootSeenAt);
+    add('sealed', Number.isFinite(seen) && seen < ms(doc.roundAt), Number.isFinite(seen) && seen < ms(doc.roundAt) ? '' : 'R seen late');
+  }
+
+  // 4. The list, R, the ticket's place in it and everyone's order.
+  const sorted = tickets.map(unhex);
+  let sortedOK = sorted.length === doc.n;
+  for (let i = 1; i < sorted.length && sortedOK; i += 1) sortedOK = compare(sorted[i - 1], sorted[i]) < 0;
+  const merkle = await merkleRoot(sorted);
   const root = await commitment(doc, sorted.length, merkle);
-  if (hex(root) !== doc.root) return fail('commitment R');
-  const pos = await positions(unhex(doc.beacon.randomness), root, sorted);
-  if (published && pos.some((p, i) => p !== published[i])) return fail('published positions');
+  if (!add('list', sortedOK && hex(merkle) === doc.merkleRoot && hex(root) === doc.root)) return done();
   const mine = tickets.indexOf(receipt.h);
-  if (mine < 0) return fail('ticket not in the list');
-  if (receipt.position && receipt.position !== pos[mine]) return fail('position');
-  return { ok: true, position: pos[mine] };
+  let inList = mine >= 0;
+  if (inList && receipt.proof) {
+    try {
+      const proof = { ...receipt.proof, siblings: receipt.proof.siblings.map(unhex) };
+      inList = proof.index === mine && hex(await rootFromProof(h, proof)) === doc.merkleRoot;
+    } catch {
+      inList = false;
+    }
+  }
+  if (!add('included', inList)) return done();
+  const pos = await positions(unhex(doc.beacon.randomness), root, sorted);
+  const everyone = !published || pos.every((p, i) => p === published[i]);
+  add('order', everyone && (!receipt.position || receipt.position === pos[mine]), String(pos[mine]));
+  return done(pos[mine]);
 }

@@ -5,16 +5,21 @@
 // urr-vwr-token cookie; the page then goes back to ?return=.
 //
 // Before a scheduled opening the assign answer is a pre-queue ticket: the
-// page shows a countdown and the beacon round, keeps a receipt (requestId,
-// its client nonce, the ticket hash h and, once the list closes, the root R)
-// in localStorage, and after the draw adds its Merkle proof and position.
-// "Verify my place" recomputes the draw from the published data (draw.js).
+// page shows a countdown and the beacon round, keeps a receipt in
+// localStorage from that first answer on (docs/draw.md, "Receipts": the
+// client nonce, requestId, ticket hash h, the schedule and, once the list
+// closes, the commitment R with the time this browser first saw it), and
+// after the draw adds its Merkle proof and position. "Download receipt"
+// saves it; "Verify my place" checks the beacon's signature and recomputes
+// the draw from the published data in the browser (draw.js).
 import {
   ApiError, announcer, backoff, clockTime, finalError, newKey, requestJSON, retryNotice,
   safeReturn, setStage, setText, showStatus, sleep, store, tier1Interval, validId,
 } from './common.js';
 import { applyStatic, currentLang, formatAhead, formatNumber, formatRange, translator, withLang } from './i18n.js';
-import { hex, newNonce, ticketHash, unhex, verifyPlace } from './draw.js';
+import {
+  QUICKNET, RECEIPT, RULE, hex, newNonce, shortCode, ticketHash, unhex, verifyPlace,
+} from './draw.js';
 import { POW_CODES, payAtTheDoor } from './pow.js';
 import { pageWait, roundAhead, waitRange } from './wait.js';
 
@@ -39,29 +44,51 @@ const s = {
   phase: '', opensAt: 0, round: 0,
 };
 
-// The draw receipt, per event: the nonce is made before the first assign so
-// an Idempotency-Key replay after a reload sends the same one.
+// The draw receipt, per event, in the documented format (vwr-receipt-v1):
+// the nonce is made before the first assign so an Idempotency-Key replay
+// after a reload sends the same one. Absent fields are left out, never
+// stored empty, so the download is exactly the documented JSON.
 const receiptKey = `vwr:receipt:${event}`;
 function receipt() {
   let r = kv.get(receiptKey);
   if (!r || typeof r.clientNonce !== 'string' || !/^[0-9a-f]{32}$/.test(r.clientNonce)) {
     r = { clientNonce: hex(newNonce()) };
+  }
+  if (r.receipt !== RECEIPT) {
+    r = { receipt: RECEIPT, rule: RULE, eventId: event, clientNonce: r.clientNonce };
     kv.set(receiptKey, r);
   }
   return r;
 }
 function saveReceipt(change) {
   const r = { ...receipt(), ...change };
+  for (const k of Object.keys(r)) if (r[k] === undefined || r[k] === null || r[k] === '') delete r[k];
   kv.set(receiptKey, r);
   renderReceipt(r);
   return r;
 }
+// noteRoot keeps the first R this browser sees, with the time it saw it:
+// the evidence that the list was sealed before the beacon's randomness.
+function noteRoot(root) {
+  if (root && !receipt().root) saveReceipt({ root, rootSeenAt: new Date().toISOString() });
+}
 function renderReceipt(r) {
   if (!r.h) return;
   $('receipt').hidden = false;
+  setText($('receipt-code'), shortCode(r.h));
   setText($('receipt-h'), r.h);
   setText($('receipt-root'), r.root || '–');
+  const seen = Date.parse(r.rootSeenAt);
+  const roundAt = Date.parse(r.roundAt);
+  setText($('receipt-seen'), Number.isFinite(seen) ? clockTime(lang, new Date(seen)) : '–');
+  setText($('receipt-round'), r.round ? formatNumber(lang, r.round) : '–');
+  let state = t('receipt.kept');
+  if (r.root && seen < roundAt) state = t('receipt.sealed', clockTime(lang, new Date(seen)), clockTime(lang, new Date(roundAt)));
+  else if (r.root) state = t('receipt.sealedLate');
+  else if (s.phase === 'prequeue') state = t('receipt.waitingSeal');
+  setText($('receipt-state'), state);
   $('verify').disabled = !r.position;
+  $('download').disabled = !r.requestId;
 }
 
 function status(text, kind = 'info') {
@@ -150,13 +177,35 @@ setInterval(tickCountdown, 1000);
 // beacon round exists, so a root swapped later is caught.
 async function fetchRoot() {
   const { body } = await requestJSON(`${API}/draw/${encodeURIComponent(event)}`);
-  if (body.root) saveReceipt({ root: body.root });
+  noteRoot(body.root);
+}
+
+// localChain is the beacon chain the site declares besides quicknet (only
+// vwr local's stand-in serves one); null when there is none.
+async function localChain() {
+  try {
+    const res = await fetch('/vwr/local-chain.json', { cache: 'no-store' });
+    return res.ok ? await res.json() : null;
+  } catch {
+    return null;
+  }
+}
+
+function checkLine(c, doc) {
+  if (c.id === 'chain') return t(`check.chain.${c.detail}`);
+  if (c.id === 'beacon') return t(c.ok ? 'check.beacon' : 'check.beacon.bad', formatNumber(lang, doc.round));
+  if (c.id === 'sealed' && !c.ok) return t(`check.sealed.${c.detail.replace(/ /g, '')}`);
+  if (c.id === 'order') return t(c.ok ? 'check.order' : 'check.order.bad', formatNumber(lang, Number(c.detail)));
+  return t(c.ok ? `check.${c.id}` : `check.${c.id}.bad`);
 }
 
 async function verifyMine() {
   const out = $('verify-result');
+  const list = $('verify-checks');
   out.dataset.kind = 'info';
-  setText(out, t('receipt.checking'));
+  list.replaceChildren();
+  $('verify-limits').hidden = true;
+  setText($('verify-summary'), t('verify.checking'));
   try {
     const r = receipt();
     const { body: doc } = await requestJSON(`${API}/draw/${encodeURIComponent(event)}`);
@@ -167,15 +216,38 @@ async function verifyMine() {
       tickets.push(...c.tickets);
       published.push(...c.positions);
     }
-    const res = await verifyPlace(r, doc, tickets, published);
+    const local = doc.chain?.hash !== QUICKNET.hash ? await localChain() : null;
+    const res = await verifyPlace(r, doc, tickets, published, { local });
+    for (const c of res.checks) {
+      const li = document.createElement('li');
+      li.dataset.ok = !c.ok ? 'no' : c.id === 'chain' && c.detail !== 'quicknet' ? 'warn' : 'yes';
+      li.dataset.check = c.id;
+      li.textContent = checkLine(c, doc);
+      list.append(li);
+    }
     out.dataset.kind = res.ok ? 'ok' : 'bad';
     document.body.dataset.verified = res.ok ? 'yes' : 'no';
-    setText(out, res.ok ? t('receipt.ok', formatNumber(lang, res.position), formatNumber(lang, doc.n)) : t('receipt.bad', res.reason));
-  } catch (err) {
+    setText($('verify-summary'), res.ok ? t('verify.ok', formatNumber(lang, res.position), formatNumber(lang, doc.n)) : t('verify.bad'));
+  } catch {
     out.dataset.kind = 'bad';
     document.body.dataset.verified = 'no';
-    setText(out, t('receipt.bad', err.message || String(err)));
+    setText($('verify-summary'), t('verify.error'));
   }
+  $('verify-docs').href = `/vwr/draw.html#${lang}`;
+  $('verify-limits').hidden = false;
+}
+
+// downloadReceipt saves the receipt as the documented JSON, for
+// `vwr verify-draw -receipt` or anyone's own checks later.
+function downloadReceipt() {
+  const r = receipt();
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([`${JSON.stringify(r, null, 2)}\n`], { type: 'application/json' }));
+  a.download = `vwr-receipt-${event}-${shortCode(r.h) || 'ticket'}.json`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }
 
 function leave(path) {
@@ -261,8 +333,16 @@ async function assign() {
     s.requestId = body.requestId;
     enterSale(body.phase, body.opensAt, body.round, body.chain);
     s.nextPoll = Number(body.nextPoll) || 0;
-    const keep = rc.requestId === body.requestId ? {} : { root: '', proof: null, position: 0 };
-    saveReceipt({ ...keep, requestId: body.requestId, h, round: body.round });
+    if (rc.requestId !== body.requestId) {
+      // A new ticket: everything the receipt knew was about another one.
+      kv.set(receiptKey, { receipt: RECEIPT, rule: RULE, eventId: event, clientNonce: rc.clientNonce });
+      saveReceipt({
+        rule: body.rule, requestId: body.requestId, h, opensAt: body.opensAt, round: body.round,
+        roundAt: body.roundAt, chainHash: body.chain?.hash, issuedAt: new Date().toISOString(),
+      });
+    } else {
+      renderReceipt(rc);
+    }
     return { passThrough: false };
   }
   s.requestId = body.requestId;
@@ -289,7 +369,7 @@ async function check() {
   );
   if (body.phase === 'prequeue' || body.phase === 'drawing') {
     enterSale(body.phase, body.sale.opensAt, body.sale.round);
-    if (body.sale.root) saveReceipt({ root: body.sale.root });
+    noteRoot(body.sale.root);
     s.nextPoll = Number(body.nextPoll) || 0;
     return false;
   }
@@ -318,6 +398,7 @@ async function check() {
 async function pollStatus() {
   // Cacheable on purpose: thousands of pages share one CDN copy.
   const { body } = await requestJSON(`${API}/status/${encodeURIComponent(event)}`);
+  noteRoot(body.sale?.root);
   if (body.active === false) return false;
   s.serving = Math.max(s.serving, Number(body.servingCounter) || 0);
   // A document read before this place was handed out (or without the
@@ -436,6 +517,7 @@ function start() {
   }
   setText($('event-name'), `${t('event')} · ${event}`);
   $('verify').addEventListener('click', verifyMine);
+  $('download').addEventListener('click', downloadReceipt);
   renderReceipt(receipt());
   run(safeReturn(params.get('return'), event, location.origin));
 }
