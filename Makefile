@@ -10,7 +10,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -189,14 +189,18 @@ test-aws: ## run the DynamoDB and SQS suites against AWS_ENDPOINT_URL (e.g. Loca
 
 # make bench: Go benchmarks of the check path and a CPU profile of it, then
 # bench.BenchmarkSuite (floor vs bin/queue A/B, redis-benchmark, Redis bytes
-# per waiting user, Tier 1 capacity on moto, a 10,000-visitor loadtest),
-# which writes bench/results.json and BENCHMARKS.md's tables. ~10 minutes.
+# per waiting user, Tier 1 capacity on moto, a 10,000-visitor loadtest, a
+# scheduled sale's close and draw at 1 M and 10 M tickets), which writes
+# bench/results.json and BENCHMARKS.md's tables. ~15 minutes.
 bench: testenv ## measure everything in BENCHMARKS.md (writes bench/results.json, BENCHMARKS.md, bench/loadtest/)
 	$(GO) test -run '^$$' -bench 'Check' -benchmem -benchtime 20000x ./bench/ | tee bench/gobench.txt
 	$(GO) test -run '^$$' -bench 'CheckHTTP' -benchtime 20000x -cpuprofile bench/cpu.out -o bench/bench.test ./bench/ >/dev/null
 	$(GO) tool pprof -top -nodecount 10 bench/bench.test bench/cpu.out > bench/pprof-top.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkSuite$$' -benchtime 1x -timeout 60m -v ./bench/ $(BENCH_FLAGS)
 	@rm -f bench/bench.test bench/cpu.out
+
+bench-draw: testenv ## measure only the draw at 1 M and 10 M tickets (peak memory, time) into bench/results.json and BENCHMARKS.md
+	$(GO) test -run '^$$' -bench '^BenchmarkDrawScale$$' -benchtime 1x -timeout 60m -v ./bench/ $(BENCH_FLAGS)
 
 .PHONY: loadtest
 LOADTEST_FLAGS ?= -visitors 10000 -arrival burst -rate 500 -threshold 1000 -dwell 5s

@@ -40,6 +40,11 @@ type Results struct {
 	// Recovery are rehearsals that lose Tier 2's Redis mid-sale under the
 	// default settings (`-bench.only recovery` measures them alone).
 	Recovery []RecoveryRun `json:"recovery"`
+
+	// DrawScale is a scheduled sale's close and draw at a million and ten
+	// million tickets (BenchmarkDrawScale, also `make bench-draw` alone,
+	// which keeps the rest of this file).
+	DrawScale DrawScale `json:"drawScale"`
 }
 
 // RecoveryRun is one rehearsal with a loss of Tier 2's Redis, measured
@@ -62,6 +67,38 @@ type RecoveryRun struct {
 	Reentered       int64    `json:"reentered"`
 	ReentryRefused  int64    `json:"reentryRefused"`
 	WaitErrorMedian float64  `json:"waitErrorMedian"`
+}
+
+// DrawScale is BenchmarkDrawScale's run: its own time, machine and commit,
+// since `make bench-draw` measures it apart from the rest.
+type DrawScale struct {
+	MeasuredAt string  `json:"measuredAt"`
+	Machine    Machine `json:"machine"`
+	Commit     string  `json:"commit"`
+	// GoMemLimitMiB and GoMaxProcs are what the measured process ran with:
+	// the GOMEMLIMIT a 1,024 MB Lambda sets itself (tier1app), and one
+	// processor (a 1,024 MB Lambda gets a little over half a vCPU).
+	GoMemLimitMiB float64        `json:"goMemLimitMiB"`
+	GoMaxProcs    int            `json:"goMaxProcs"`
+	Command       string         `json:"command"`
+	Runs          []DrawScaleRun `json:"runs"`
+}
+
+// DrawScaleRun is one sale's close and draw.
+type DrawScaleRun struct {
+	Tickets      int64   `json:"tickets"`
+	CloseSeconds float64 `json:"closeSeconds"`
+	DrawSeconds  float64 `json:"drawSeconds"`
+	// PeakRSSMiB is the process's maximum resident set (getrusage), the
+	// figure a Lambda's memory limit applies to; LiveHeapPeakMiB the
+	// largest live heap a garbage collection found (what the draw needs;
+	// the collector lets garbage grow towards GOMEMLIMIT on top of it).
+	PeakRSSMiB      float64 `json:"peakRssMiB"`
+	LiveHeapPeakMiB float64 `json:"liveHeapPeakMiB"`
+	// CPUSeconds is the process's user + system time for the close and the
+	// draw together (getrusage): less sensitive to other work on the
+	// machine than the wall-clock seconds.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 // Machine is where the figures were measured.
@@ -232,6 +269,15 @@ func Render(r Results) string {
 		for _, rr := range r.Recovery {
 			p("- `%s`\n", rr.Command)
 		}
+	}
+
+	ds := r.DrawScale
+	p("\n### Draw: close and draw at scale\n\n")
+	p("A scheduled sale's close and draw as the advancer Lambda runs them (`tier1.Service` over the Redis store on one redis-server: list the tickets page by page, sort, stream the Merkle root, commit R; fetch and verify the beacon round from the local stand-in, order, write the chunks), in a process of its own with GOMEMLIMIT=%.0fMiB (what a 1,024 MB Lambda sets itself) and GOMAXPROCS=%d. The tickets are seeded into Redis by another process first. ", ds.GoMemLimitMiB, ds.GoMaxProcs)
+	p("Measured %s on %d cores (%s), 1-minute load average %.2f when it started, vwr commit %s; `%s`.\n\n", ds.MeasuredAt, ds.Machine.Cores, ds.Machine.CPU, ds.Machine.LoadAverage, ds.Commit, ds.Command)
+	p("| tickets | close s | draw s | CPU s (both) | peak RSS MiB | peak live heap MiB |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, run := range ds.Runs {
+		p("| %d | %.1f | %.1f | %.1f | %.0f | %.0f |\n", run.Tickets, run.CloseSeconds, run.DrawSeconds, run.CPUSeconds, run.PeakRSSMiB, run.LiveHeapPeakMiB)
 	}
 
 	p("\n### Go benchmarks of the check path\n\n| benchmark | ns/op | B/op | allocs/op |\n|---|---:|---:|---:|\n")

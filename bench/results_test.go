@@ -37,6 +37,18 @@ func TestBenchmarksMD(t *testing.T) {
 	if r.RedisBytesPerWaitingUser <= 0 || len(r.Tier1Capacity) != 3 || r.Loadtest.Visitors == 0 {
 		t.Errorf("results.json lacks figures: %+v", r)
 	}
+	// docs/draw.md and template.yaml say ten million tickets close and draw
+	// within the 1,024 MB the advancer and draw Lambdas get.
+	sizes := map[int64]bool{}
+	for _, run := range r.DrawScale.Runs {
+		sizes[run.Tickets] = true
+		if run.PeakRSSMiB <= 0 || run.PeakRSSMiB >= 1024 || run.CloseSeconds <= 0 || run.DrawSeconds <= 0 {
+			t.Errorf("draw at %d tickets: %+v, want a measured peak below 1,024 MiB", run.Tickets, run)
+		}
+	}
+	if !sizes[1_000_000] || !sizes[10_000_000] {
+		t.Errorf("results.json has no draw figures for 1 M and 10 M tickets: %+v", r.DrawScale)
+	}
 	path := filepath.Join(root, "BENCHMARKS.md")
 	if *update {
 		if err := updateMD(path, r); err != nil {

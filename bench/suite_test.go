@@ -228,6 +228,8 @@ func BenchmarkSuite(b *testing.B) {
 	res.Commands = append(res.Commands, "vwr "+strings.Join(args, " "))
 
 	res.Recovery = recoveryRuns(b, root, bins, own.Addr, res.Versions.Commit)
+	// A scheduled sale's close and draw at scale, in a process of its own.
+	res.DrawScale = measureDrawScale(b, root)
 	writeResults(b, root, res)
 }
 

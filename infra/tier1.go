@@ -64,7 +64,8 @@ type lambdaSpec struct {
 	ID, Dir, Description string
 	Timeout              float64
 	// Memory in MB; 0 means 256. A scheduled sale's close and draw hold the
-	// ticket list in memory (docs/draw.md).
+	// ticket list in memory: 32 bytes a ticket plus 12 while ordering
+	// (docs/draw.md; BENCHMARKS.md measures 10 M tickets in 1,024 MB).
 	Memory float64
 	Routes []string
 }
@@ -84,6 +85,10 @@ var Tier1Functions = []lambdaSpec{
 
 // MetricAPI429 is the metric the access log's 429s become (vwr/tier1).
 const MetricAPI429 = "Api429"
+
+// AdvancerDrawHeadroomSeconds is what the advancer's timeout adds to its
+// ticks for a scheduled sale's close or draw (template.yaml: 300 s).
+const AdvancerDrawHeadroomSeconds = 240
 
 // ConsumerTimeoutSeconds is the consumer's timeout; the queue's visibility
 // timeout is six times it, as AWS advises for SQS event sources.
@@ -202,7 +207,11 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 
 	// The functions. Every one gets the same base environment as
 	// template.yaml's Globals; names only, no key material.
-	advancerTimeout := float64(props.AdvancerTicks*props.AdvancerTickSeconds + 30)
+	// Ticks × seconds, plus four minutes for the tick that closes or draws
+	// a pre-queue of millions (BENCHMARKS.md, "Draw: close and draw at
+	// scale"). An overlapping run only competes for the same conditional
+	// writes.
+	advancerTimeout := float64(props.AdvancerTicks*props.AdvancerTickSeconds + AdvancerDrawHeadroomSeconds)
 	for _, spec := range Tier1Functions {
 		timeout := spec.Timeout
 		if spec.ID == "AdvancerFunction" {

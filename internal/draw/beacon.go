@@ -111,7 +111,29 @@ func (c ChainInfo) Check() error {
 	return nil
 }
 
+// Point encodings (docs/draw.md): compressed, flags in the first byte's top
+// three bits (0x80 compressed, 0x40 point at infinity, 0x20 sign of y).
+const (
+	g1Compressed = 48
+	g2Compressed = 96
+	flagInfinity = 0x40
+	flagCompress = 0x80
+)
+
+// compressedPoint checks that b is a compressed point of size n that is not
+// the point at infinity; decoding (circl) checks the curve and the
+// prime-order subgroup.
+func compressedPoint(b []byte, n int, what string) error {
+	if len(b) != n || b[0]&flagCompress == 0 || b[0]&flagInfinity != 0 {
+		return fmt.Errorf("%w: %s must be a compressed %d-byte point other than infinity", ErrMismatch, what, n)
+	}
+	return nil
+}
+
 func (c ChainInfo) publicKey() (*bls.PublicKey[bls.KeyG2SigG1], error) {
+	if err := compressedPoint(c.PublicKey, g2Compressed, "chain public key"); err != nil {
+		return nil, err
+	}
 	pk := new(bls.PublicKey[bls.KeyG2SigG1])
 	if err := pk.UnmarshalBinary(c.PublicKey); err != nil {
 		return nil, fmt.Errorf("draw: chain public key: %w", err)
@@ -172,6 +194,9 @@ func RoundMessage(r uint64) []byte {
 func (c ChainInfo) Verify(b Beacon) error {
 	pk, err := c.publicKey()
 	if err != nil {
+		return err
+	}
+	if err := compressedPoint(b.Signature, g1Compressed, fmt.Sprintf("beacon round %d signature", b.Round)); err != nil {
 		return err
 	}
 	if !bls.Verify(pk, RoundMessage(b.Round), bls.Signature(b.Signature)) {

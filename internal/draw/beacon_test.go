@@ -1,6 +1,7 @@
 package draw_test
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"testing"
@@ -52,6 +53,17 @@ func TestVerifyRealQuicknetRound(t *testing.T) {
 		"other round":        func(b *draw.Beacon) { b.Round = 1001 },
 		"flipped signature":  func(b *draw.Beacon) { b.Signature[10] ^= 1 },
 		"flipped randomness": func(b *draw.Beacon) { b.Randomness[0] ^= 1 },
+		"point at infinity": func(b *draw.Beacon) {
+			b.Signature = append([]byte{0xc0}, make([]byte, 47)...)
+			r := sha256.Sum256(b.Signature)
+			b.Randomness = r[:]
+		},
+		"uncompressed": func(b *draw.Beacon) { b.Signature = append(b.Signature, make([]byte, 48)...) },
+		"48 random bytes": func(b *draw.Beacon) {
+			b.Signature = sha256Twice()
+			r := sha256.Sum256(b.Signature)
+			b.Randomness = r[:]
+		},
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -64,6 +76,15 @@ func TestVerifyRealQuicknetRound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sha256Twice is 48 bytes that are not a point: a forged signature.
+func sha256Twice() []byte {
+	a := sha256.Sum256([]byte("forged"))
+	b := sha256.Sum256(a[:])
+	out := append(a[:], b[:16]...)
+	out[0] = out[0]&0x1f | 0x80
+	return out
 }
 
 func TestChainInfoRejectsTampering(t *testing.T) {

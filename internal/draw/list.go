@@ -23,7 +23,6 @@ type List struct {
 	buckets [256][]Hash
 	offsets [257]int // after Seal: index of each bucket's first ticket
 	sealed  bool
-	dups    int
 }
 
 // NewList returns an empty list; sizeHint (0 when unknown) presizes it.
@@ -61,24 +60,19 @@ func (l *List) Seal() {
 		next <- i
 	}
 	close(next)
-	dups := make([]int, len(l.buckets))
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				b := l.buckets[i]
-				slices.SortFunc(b, compareHash)
-				c := slices.Compact(b)
-				dups[i] = len(b) - len(c)
-				l.buckets[i] = slices.Clip(c)
+				slices.SortFunc(l.buckets[i], compareHash)
+				l.buckets[i] = slices.Clip(slices.Compact(l.buckets[i]))
 			}
 		}()
 	}
 	wg.Wait()
 	for i, b := range l.buckets {
 		l.offsets[i+1] = l.offsets[i] + len(b)
-		l.dups += dups[i]
 	}
 	l.sealed = true
 }
@@ -87,9 +81,6 @@ func compareHash(a, b Hash) int { return bytes.Compare(a[:], b[:]) }
 
 // Len is the number of distinct tickets (after Seal).
 func (l *List) Len() int { return l.offsets[256] }
-
-// Duplicates is how many repeated hashes Seal dropped.
-func (l *List) Duplicates() int { return l.dups }
 
 // At is ticket i of the sorted list.
 func (l *List) At(i int) Hash {

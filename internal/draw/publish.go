@@ -418,7 +418,10 @@ func Fetch(ctx context.Context, hc *http.Client, base, eventID string) (Bundle, 
 	if err := getJSON(ctx, hc, base+"/vwr/draw/"+eventID, &b.Draw); err != nil {
 		return Bundle{}, err
 	}
-	if b.Draw.Status != StatusDrawn {
+	switch {
+	case b.Draw.Status == StatusCancelled && b.Draw.CancelledAt != nil:
+		return Bundle{}, fmt.Errorf("draw: the sale of event %s was cancelled at %v: it is never drawn", eventID, b.Draw.CancelledAt.UTC())
+	case b.Draw.Status != StatusDrawn:
 		return Bundle{}, fmt.Errorf("draw: event %s is %q, not drawn yet", eventID, b.Draw.Status)
 	}
 	for j := range b.Draw.Chunks {

@@ -915,6 +915,11 @@ func (s *Service) DrawDoc(ctx context.Context, eventID string) (draw.Doc, error)
 	return d, nil
 }
 
+// InlineDrawMax is the largest list the public draw route draws itself
+// when the round is out before any advancer drew: a draw of more tickets
+// is left to the advancer, whose function has the time (BENCHMARKS.md).
+const InlineDrawMax = 250_000
+
 // DrawDocDrawing is DrawDoc for the public route: when the round is out and
 // no advancer has drawn yet, the first call draws (one per instance at a
 // time; the store's conditional write keeps it to one overall).
@@ -927,6 +932,9 @@ func (s *Service) DrawDocDrawing(ctx context.Context, eventID string) (draw.Doc,
 	d, err := s.DrawDoc(ctx, eventID)
 	if err != nil || d.Status != draw.StatusDrawing || d.Root == nil || s.clk.Now().Before(d.RoundAt) {
 		return d, err
+	}
+	if d.N != nil && *d.N > InlineDrawMax {
+		return d, nil // the advancer draws it, with the memory and time it takes
 	}
 	if !s.drawing.TryLock() {
 		return d, nil

@@ -213,8 +213,12 @@ async function blsVerify(sig, msg, pk) {
 export async function verifyBeacon(chain, beacon) {
   if (chain.schemeID !== QUICKNET.schemeID) return false;
   const sig = unhex(beacon.signature);
+  const pk = unhex(chain.public_key);
+  // Compressed points only, never the point at infinity (docs/draw.md).
+  const point = (b, n) => b.length === n && (b[0] & 0xc0) === 0x80;
+  if (!point(sig, 48) || !point(pk, 96)) return false;
   if (hex(await sha256(sig)) !== beacon.randomness) return false;
-  return blsVerify(sig, await sha256(u64(beacon.round)), unhex(chain.public_key));
+  return blsVerify(sig, await sha256(u64(beacon.round)), pk);
 }
 
 function sameChain(a, b) {

@@ -497,6 +497,14 @@ async function run(returnPath) {
         kv.del(`vwr:pow:${event}`);
         continue;
       }
+      if (err instanceof ApiError && err.body?.code === 'sale_cancelled') {
+        // The operator cancelled the sale: nothing to wait for. The
+        // receipt stays, to be downloaded.
+        setStage('cancelled');
+        status(t('err.cancelled'), 'bad');
+        setText($('live'), t('err.cancelled'));
+        return;
+      }
       if (finalError(err)) {
         badLink();
         return;

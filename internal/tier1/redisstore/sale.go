@@ -240,11 +240,13 @@ func (s *Store) EachTicketHash(ctx context.Context, eventID string, fn func([]dr
 		}
 		page = page[:0]
 		for i := 1; i < len(kv); i += 2 {
-			tk, err := decodeTicket(eventID, kv[i-1], kv[i])
-			if err != nil {
-				return err
+			// Only the hash is needed: decode it in place, without
+			// decodeTicket's allocations (a close reads millions).
+			var h draw.Hash
+			if v := kv[i]; len(v) < 2*len(h)+2 || v[2*len(h)] != ':' || !unhexInto(h[:], v[:2*len(h)]) {
+				return fmt.Errorf("redisstore: ticket record %q malformed", v)
 			}
-			page = append(page, tk.Hash)
+			page = append(page, h)
 		}
 		if err := fn(page); err != nil {
 			return err
@@ -253,6 +255,28 @@ func (s *Store) EachTicketHash(ctx context.Context, eventID string, fn func([]dr
 			return nil
 		}
 	}
+}
+
+// unhexInto decodes lowercase hex s into dst (len(s) = 2·len(dst)).
+func unhexInto(dst []byte, s string) bool {
+	nib := func(c byte) (byte, bool) {
+		switch {
+		case '0' <= c && c <= '9':
+			return c - '0', true
+		case 'a' <= c && c <= 'f':
+			return c - 'a' + 10, true
+		}
+		return 0, false
+	}
+	for i := range dst {
+		hi, ok1 := nib(s[2*i])
+		lo, ok2 := nib(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
 }
 
 // CommitClose runs commit_close.lua.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/debug"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -88,6 +90,9 @@ func boot(ctx context.Context, name string, mints Passes, environ map[string]str
 		logger.Error("tier1 store", "err", err)
 		return nil, err
 	}
+	if limit, ok := memoryLimit(environ); ok {
+		debug.SetMemoryLimit(limit)
+	}
 	svcCfg := cfg.Service()
 	svcCfg.Logger = logger
 	svcCfg.Pow.Keys = PowKeys(keys)
@@ -123,4 +128,19 @@ func LambdaRequestID(r *http.Request) string {
 		return lc.AwsRequestID
 	}
 	return ""
+}
+
+// memoryLimit is the soft memory limit a Lambda sets when GOMEMLIMIT is
+// unset: 90 % of AWS_LAMBDA_FUNCTION_MEMORY_SIZE (MB). A draw of millions
+// of tickets then makes the collector work harder near the limit instead
+// of the function running out of memory (docs/draw.md).
+func memoryLimit(environ map[string]string) (int64, bool) {
+	if environ["GOMEMLIMIT"] != "" {
+		return 0, false
+	}
+	mb, err := strconv.ParseInt(environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"], 10, 64)
+	if err != nil || mb <= 0 {
+		return 0, false
+	}
+	return mb << 20 * 9 / 10, true
 }

@@ -53,3 +53,21 @@ func TestRedisStoreOnACluster(t *testing.T) {
 		t.Fatalf("admin status on the cluster: %+v, %v", st, err)
 	}
 }
+
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  map[string]string
+		want int64
+		ok   bool
+	}{
+		{map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024"}, 1024 << 20 * 9 / 10, true},
+		{map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024", "GOMEMLIMIT": "500MiB"}, 0, false},
+		{map[string]string{}, 0, false},
+		{map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots"}, 0, false},
+	} {
+		if got, ok := memoryLimit(tc.env); got != tc.want || ok != tc.ok {
+			t.Errorf("memoryLimit(%v) = %d, %v; want %d, %v", tc.env, got, ok, tc.want, tc.ok)
+		}
+	}
+}
