@@ -14,7 +14,7 @@ import (
 // Config is what an operator chooses at synth time, from the CDK context
 // (cdk.json, or `cdk deploy -c key=value`). Values that may change between
 // deployments without a new synthesis are CloudFormation parameters instead
-// (README, Deploy).
+// (docs/deploy.md).
 type Config struct {
 	// Account is the target account (CDK_DEFAULT_ACCOUNT); empty keeps the
 	// stacks account-agnostic.

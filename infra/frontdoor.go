@@ -145,7 +145,7 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 	pageOrigin := awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(s.Bucket, nil)
 
 	// The edge's copy of the Tier 1 keys, key = kid, value = secret. Filled
-	// by the operator (README, key rotation): never from the template.
+	// by the operator (docs/deploy.md, key rotation): never from the template.
 	s.EdgeKeys = awscloudfront.NewKeyValueStore(stack, jsii.String("EdgeKeys"), &awscloudfront.KeyValueStoreProps{
 		Comment: jsii.String("vwr Tier 1 pass keys for the edge check (kid -> secret)"),
 	})
@@ -317,8 +317,8 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 	})
 	if props.Tier2Domain != nil {
 		// Tier 2's ALB has no certificate of its own here; CloudFront talks
-		// to it over HTTP inside AWS's network (README: put a certificate
-		// on the ALB for end-to-end TLS).
+		// to it over HTTP inside AWS's network (a certificate
+		// on the ALB would give end-to-end TLS).
 		s.Distribution.AddBehavior(jsii.String(PathTier2), awscloudfrontorigins.NewHttpOrigin(props.Tier2Domain, &awscloudfrontorigins.HttpOriginProps{
 			ProtocolPolicy: awscloudfront.OriginProtocolPolicy_HTTP_ONLY,
 			CustomHeaders:  verify,
@@ -340,7 +340,7 @@ func NewFrontDoorStack(scope constructs.Construct, id string, props *FrontDoorSt
 	})
 
 	// The one grant that reads or writes the edge keys, for the deployer who
-	// rotates them (README, the edge trust boundary). The edge check itself
+	// rotates them (docs/deploy.md, the edge trust boundary). The edge check itself
 	// reads the store by association, without IAM.
 	keyAdmin := awsiam.NewManagedPolicy(stack, jsii.String("EdgeKeysAdmin"), &awsiam.ManagedPolicyProps{
 		Description: jsii.String("Read and rotate the vwr edge keys (whoever holds this can mint passes)"),

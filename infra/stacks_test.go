@@ -686,7 +686,7 @@ func TestConfigValidation(t *testing.T) {
 
 // TestTier2OriginLockedToCloudFront: with vwr:cloudFrontPrefixList the load
 // balancer admits only CloudFront's origin-facing servers; without it, the
-// world (the README says so).
+// world (docs/deploy.md says so).
 func TestTier2OriginLockedToCloudFront(t *testing.T) {
 	// ingress lists the load balancer's inbound rules, inline or separate,
 	// as "cidr|prefix list:port".

@@ -173,7 +173,7 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 	})
 
 	// The pass keys: generated as {"kid":"k1","secret":…}; a rotation writes
-	// {"keys":[…]} (README, key rotation). Only assign and check may read it,
+	// {"keys":[…]} (docs/deploy.md, key rotation). Only assign and check may read it,
 	// and the Tier 2 task's execution role, which injects it.
 	s.KeysSecret = awssecretsmanager.NewSecret(stack, jsii.String("Tier1KeysSecret"), &awssecretsmanager.SecretProps{
 		Description: jsii.String(`vwr Tier 1 pass keys (HS256): {"kid","secret"} or {"keys":[…]}`),
