@@ -3,6 +3,7 @@ package loadtest
 import (
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -32,7 +33,7 @@ type PowSolve struct {
 
 // PowCost is what the proof of work costs one client that wants Tickets
 // arrivals, from the solves of this run (the loadtest's native Go solver,
-// one core).
+// one solve per core at a time).
 type PowCost struct {
 	ExpectedHashes  int64   `json:"expectedHashes"`  // the event's pow
 	HashesPerSecond float64 `json:"hashesPerSecond"` // hashes tried ÷ solve time, over every solve
@@ -45,6 +46,16 @@ type powStats struct {
 	mu     sync.Mutex
 	ms     []float64
 	hashes int64
+	once   sync.Once
+	cores  chan struct{} // at most one solve per core, as one device per visitor
+}
+
+// core waits for a free core; the returned func gives it back. Solving on
+// more goroutines than cores would time the scheduler, not the solver.
+func (p *powStats) core() func() {
+	p.once.Do(func() { p.cores = make(chan struct{}, runtime.GOMAXPROCS(0)) })
+	p.cores <- struct{}{}
+	return func() { <-p.cores }
 }
 
 func (p *powStats) add(d time.Duration, hashes int64) {
@@ -91,12 +102,15 @@ func (v *visitor) solveRefusal(res response) bool {
 		return false
 	}
 	ch := *b.Challenge
+	release := v.r.pow.core()
 	t0 := time.Now()
 	n, ok := altcha.Solve(ch.Challenge, ch.Salt, ch.MaxNumber)
+	d := time.Since(t0)
+	release()
 	if !ok {
 		return false
 	}
-	v.r.pow.add(time.Since(t0), n+1)
+	v.r.pow.add(d, n+1)
 	v.altcha = ch.Payload(n).Encode()
 	return true
 }
