@@ -143,7 +143,10 @@ test('while it checks, the page is accessible: axe finds nothing serious, the pe
 // supported for pages, not workers"), so the ×4 figure runs the worker's
 // own code (pow.js search, one call, as pow-worker.js makes it) on the
 // throttled main thread, on fresh challenges from the real route at the
-// default difficulty.
+// default difficulty. Each solve is timed twice: wall clock, and the main
+// thread's CPU time (CDP Performance ThreadTime with threadTicks), which
+// Chromium's throttling multiplies as it slows the thread and which other
+// work on a shared machine does not inflate.
 test('solve time at the default difficulty on a CPU throttled ×4 (logged, test-output/pow-solve.json)', async () => {
   const samples = Number(process.env.VWR_POW_SAMPLES || 9);
   // VWR_POW_MEASURE_HASHES measures an event with that pow instead.
@@ -152,20 +155,25 @@ test('solve time at the default difficulty on a CPU throttled ×4 (logged, test-
   const p = await page();
   await p.goto(`${vwr.base}/vwr/pow.js`);
   const cdp = await p.context().newCDPSession(p);
+  await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
+  const threadTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime').value * 1000;
   const run = async (rate) => {
     await cdp.send('Emulation.setCPUThrottlingRate', { rate });
-    const ms = [];
+    const wall = [];
+    const cpu = [];
     for (let i = 0; i < samples; i += 1) {
       const ch = (await api(vwr.base, 'GET', `/vwr-api/vwr/challenge/${ev}`)).body;
-      ms.push(await p.evaluate(async (c) => {
+      const before = await threadTime();
+      wall.push(await p.evaluate(async (c) => {
         const m = await import('/vwr/pow.js');
         const t0 = performance.now();
         const n = m.search(c.challenge, c.salt, 0, c.maxnumber);
         if (n < 0) throw new Error('unsolved');
         return performance.now() - t0;
       }, ch));
+      cpu.push((await threadTime()) - before);
     }
-    return ms;
+    return { wall, cpu };
   };
   const throttled = await run(4);
   const unthrottled = await run(1);
@@ -177,8 +185,8 @@ test('solve time at the default difficulty on a CPU throttled ×4 (logged, test-
   const ch = (await api(vwr.base, 'GET', `/vwr-api/vwr/challenge/${ev}`)).body;
   const report = {
     expectedHashes: ch.maxnumber / 2,
-    throttledX4: stats(throttled),
-    unthrottled: stats(unthrottled),
+    throttledX4: { threadTime: stats(throttled.cpu), wallClock: stats(throttled.wall) },
+    unthrottled: { threadTime: stats(unthrottled.cpu), wallClock: stats(unthrottled.wall) },
     machine: `${cpus()[0]?.model || 'unknown CPU'} ×${cpus().length}`,
     loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
     chromium: browser.version(),
@@ -187,9 +195,10 @@ test('solve time at the default difficulty on a CPU throttled ×4 (logged, test-
   await mkdir(out, { recursive: true });
   await writeFile(path.join(out, 'pow-solve.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`pow solve time: ${JSON.stringify(report)}`);
-  // Logged, not judged: other test files share the CPU (docs/bots.md has
-  // the figures measured on a quiet machine).
-  assert.equal(throttled.length, samples);
-  assert.ok(report.throttledX4.medianMs > 0 && report.unthrottled.medianMs > 0);
+  // Logged, not judged by speed: other test files share the CPU. Only the
+  // throttling itself is checked, on the load-independent thread time.
+  assert.equal(throttled.cpu.length, samples);
+  assert.ok(report.throttledX4.threadTime.medianMs > 2 * report.unthrottled.threadTime.medianMs,
+    `×4 throttling did not slow the thread: ${JSON.stringify(report)}`);
   await p.context().close();
 });
