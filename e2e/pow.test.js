@@ -161,19 +161,23 @@ test('solve time at the default difficulty on a CPU throttled ×4 (logged, test-
     await cdp.send('Emulation.setCPUThrottlingRate', { rate });
     const wall = [];
     const cpu = [];
+    const nsPerHash = [];
     for (let i = 0; i < samples; i += 1) {
       const ch = (await api(vwr.base, 'GET', `/vwr-api/vwr/challenge/${ev}`)).body;
       const before = await threadTime();
-      wall.push(await p.evaluate(async (c) => {
+      const r = await p.evaluate(async (c) => {
         const m = await import('/vwr/pow.js');
         const t0 = performance.now();
         const n = m.search(c.challenge, c.salt, 0, c.maxnumber);
         if (n < 0) throw new Error('unsolved');
-        return performance.now() - t0;
-      }, ch));
-      cpu.push((await threadTime()) - before);
+        return { ms: performance.now() - t0, hashes: n + 1 };
+      }, ch);
+      const c = (await threadTime()) - before;
+      wall.push(r.ms);
+      cpu.push(c);
+      nsPerHash.push((c * 1e6) / r.hashes);
     }
-    return { wall, cpu };
+    return { wall, cpu, nsPerHash };
   };
   const throttled = await run(4);
   const unthrottled = await run(1);
@@ -185,8 +189,8 @@ test('solve time at the default difficulty on a CPU throttled ×4 (logged, test-
   const ch = (await api(vwr.base, 'GET', `/vwr-api/vwr/challenge/${ev}`)).body;
   const report = {
     expectedHashes: ch.maxnumber / 2,
-    throttledX4: { threadTime: stats(throttled.cpu), wallClock: stats(throttled.wall) },
-    unthrottled: { threadTime: stats(unthrottled.cpu), wallClock: stats(unthrottled.wall) },
+    throttledX4: { threadTime: stats(throttled.cpu), wallClock: stats(throttled.wall), threadNsPerHash: stats(throttled.nsPerHash).medianMs },
+    unthrottled: { threadTime: stats(unthrottled.cpu), wallClock: stats(unthrottled.wall), threadNsPerHash: stats(unthrottled.nsPerHash).medianMs },
     machine: `${cpus()[0]?.model || 'unknown CPU'} ×${cpus().length}`,
     loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
     chromium: browser.version(),
@@ -195,10 +199,11 @@ test('solve time at the default difficulty on a CPU throttled ×4 (logged, test-
   await mkdir(out, { recursive: true });
   await writeFile(path.join(out, 'pow-solve.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`pow solve time: ${JSON.stringify(report)}`);
-  // Logged, not judged by speed: other test files share the CPU. Only the
-  // throttling itself is checked, on the load-independent thread time.
+  // Logged, not judged by speed: other work may share the CPU. Only that
+  // the throttling took effect is checked, per hash (each solve needs a
+  // different number of them) and leniently (a loaded machine blurs it).
   assert.equal(throttled.cpu.length, samples);
-  assert.ok(report.throttledX4.threadTime.medianMs > 2 * report.unthrottled.threadTime.medianMs,
+  assert.ok(report.throttledX4.threadNsPerHash > 1.2 * report.unthrottled.threadNsPerHash,
     `×4 throttling did not slow the thread: ${JSON.stringify(report)}`);
   await p.context().close();
 });
