@@ -31,8 +31,14 @@ type saleBundle struct {
 
 func newSale(t *testing.T, f Factory) *saleBundle {
 	t.Helper()
+	return newSaleOn(t, f(t))
+}
+
+// newSaleOn schedules a sale of a new event on store (moto makes tables
+// slowly: cases with several sales share one store).
+func newSaleOn(t *testing.T, store tier1.Store) *saleBundle {
+	t.Helper()
 	clk := clock.NewManual(Epoch)
-	store := f(t)
 	lb, dc := Beacon(t, clk)
 	c := cfg()
 	c.Draw = dc
@@ -131,9 +137,9 @@ func runSaleRules(t *testing.T, f Factory) {
 
 	t.Run("the advancer wakes at the opening to close the list", func(t *testing.T) {
 		t.Parallel()
+		store := f(t)
 		for _, ticks := range []int{2, 1} { // between two ticks, and after an invocation's last one
 			clk := clock.NewManual(Epoch)
-			store := f(t)
 			_, dc := Beacon(t, clk)
 			c := cfg()
 			c.Draw = dc
@@ -168,13 +174,13 @@ func runSaleRules(t *testing.T, f Factory) {
 			t.Fatalf("closedAt = %v, want %v", d.ClosedAt, b.clk.Now())
 		}
 		// So does a status or draw-document request on another sale.
-		other := newSale(t, f)
+		other := newSaleOn(t, b.sales.(tier1.Store))
 		other.ticket(t, 0)
 		other.clk.Set(other.opens.Add(time.Second))
 		if st, err := other.svc.Status(other.ctx, other.event); err != nil || st.Sale.Phase != tier1.SaleDrawing || len(st.Sale.Root) != 32 {
 			t.Fatalf("status after the opening = %+v, %v", st, err)
 		}
-		third := newSale(t, f)
+		third := newSaleOn(t, b.sales.(tier1.Store))
 		third.clk.Set(third.opens.Add(time.Second))
 		if d, err := third.svc.DrawDocDrawing(third.ctx, third.event); err != nil || d.Status != draw.StatusDrawing || d.N == nil || *d.N != 0 {
 			t.Fatalf("draw doc after the opening = %+v, %v", d, err)
