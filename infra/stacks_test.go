@@ -24,9 +24,10 @@ import (
 // requiredEnv is the environment each function needs (names only): the
 // base every function gets, as template.yaml's Globals, plus its own.
 var requiredEnv = map[string][]string{
-	"AssignFunction":           {"VWR_TIER1_TOKEN_KEYS_SECRET_ARN", "VWR_TIER1_CLIENT_IP_HEADER"},
-	"CheckFunction":            {"VWR_TIER1_TOKEN_KEYS_SECRET_ARN"},
-	"StatusFunction":           {},
+	"AssignFunction":           {"VWR_TIER1_TOKEN_KEYS_SECRET_ARN", "VWR_TIER1_CLIENT_IP_HEADER", "VWR_ORIGIN_VERIFY_SECRET_ARN"},
+	"CheckFunction":            {"VWR_TIER1_TOKEN_KEYS_SECRET_ARN", "VWR_ORIGIN_VERIFY_SECRET_ARN"},
+	"StatusFunction":           {"VWR_ORIGIN_VERIFY_SECRET_ARN"},
+	"DrawFunction":             {"VWR_ORIGIN_VERIFY_SECRET_ARN"},
 	"AdminFunction":            {"VWR_ADMITTED_STATS_TABLE"},
 	"AdvancerFunction":         {"ADVANCER_TICKS"},
 	"AdmittedConsumerFunction": {"VWR_ADMITTED_PROCESSED_TABLE", "VWR_ADMITTED_STATS_TABLE"},

@@ -282,6 +282,13 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 	// The per-client bound counts by the viewer address CloudFront sets; the
 	// front door forwards it to the API (docs/bots.md).
 	fn["AssignFunction"].AddEnvironment(jsii.String("VWR_TIER1_CLIENT_IP_HEADER"), jsii.String(tier1api.ViewerAddressHeader), nil)
+	// The visitor routes answer only requests that carry CloudFront's
+	// origin-verify header: the execute-api endpoint is no way around the
+	// front door and its WAF.
+	for _, id := range []string{"AssignFunction", "CheckFunction", "StatusFunction", "DrawFunction"} {
+		fn[id].AddEnvironment(jsii.String("VWR_ORIGIN_VERIFY_SECRET_ARN"), s.OriginVerify.SecretArn(), nil)
+		allow(fn[id], s.OriginVerify.SecretArn(), "secretsmanager:GetSecretValue")
+	}
 	fn["AdminFunction"].AddEnvironment(jsii.String("VWR_ADMITTED_STATS_TABLE"), s.Stats.TableName(), nil)
 	fn["AdvancerFunction"].AddEnvironment(jsii.String("ADVANCER_TICKS"), jsii.String(fmt.Sprint(props.AdvancerTicks)), nil)
 	fn["AdmittedConsumerFunction"].AddEnvironment(jsii.String("VWR_ADMITTED_PROCESSED_TABLE"), s.Processed.TableName(), nil)

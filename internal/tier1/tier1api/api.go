@@ -3,6 +3,7 @@ package tier1api
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,6 +50,10 @@ var AdminRoutes = []string{
 	RouteAdminResume, RouteAdminStatus, RouteAdminAdvance, RouteAdminSchedule, RouteAdminCancel,
 }
 
+// OriginVerifyHeader is the header CloudFront adds on its way to the API
+// (infra: the origin custom header; gate.OriginVerifyHeader for the site).
+const OriginVerifyHeader = "X-Vwr-Origin-Verify"
+
 // Deps is what every handler shares.
 type Deps struct {
 	Service *tier1.Service
@@ -70,6 +75,13 @@ type Deps struct {
 	// InsecureCookie drops Secure from the urr-vwr-token cookie. Only vwr
 	// local, served over plain http on loopback, sets it.
 	InsecureCookie bool
+	// OriginVerify, when set, is required of every visitor route as the
+	// X-Vwr-Origin-Verify header, which the front door's CloudFront adds on
+	// its way to the API: a call straight to the execute-api endpoint (past
+	// the WAF and its rate limit on assign) is refused before the store is
+	// touched. Admin routes are exempt: they are signed with SigV4 and sent
+	// to the API directly.
+	OriginVerify string
 	// ClientHeader names the header that carries the client's address,
 	// set by something the deployment trusts (VWR_TIER1_CLIENT_IP_HEADER;
 	// CloudFront-Viewer-Address behind CloudFront). Empty: no per-client
@@ -212,6 +224,8 @@ func (a *API) prepare(r *http.Request, admin bool) (string, error) {
 		if err := a.authorize(r); err != nil {
 			return "", err
 		}
+	} else if a.d.OriginVerify != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(OriginVerifyHeader)), []byte(a.d.OriginVerify)) != 1 {
+		return "", errOriginNotVerified
 	}
 	eventID := r.PathValue("eventId")
 	if !tier1.ValidID(eventID) {

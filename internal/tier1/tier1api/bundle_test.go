@@ -65,6 +65,8 @@ type setupOpts struct {
 	// clientLimit > 0 bounds arrivals per CloudFront-Viewer-Address (per
 	// 10-minute window), as the AWS templates configure it.
 	clientLimit int64
+	// originVerify is Deps.OriginVerify.
+	originVerify string
 }
 
 func setup(t *testing.T, o setupOpts) *testBundle {
@@ -101,6 +103,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Logger:         newJSONLogger(b.logs),
 		Metrics:        emf.New(b.metrics, tier1api.Namespace, tier1api.MetricDimension, b.clk.Now),
 		InsecureCookie: o.insecure,
+		OriginVerify:   o.originVerify,
 	}
 	if o.clientLimit > 0 {
 		b.deps.ClientHeader = tier1api.ViewerAddressHeader

@@ -24,11 +24,17 @@ var (
 // failure maps every error a handler can meet to its HTTP answer. It is the
 // only place Tier 1 decides status codes; 5xx answers carry a fixed message,
 // never the dependency's error text.
+// errOriginNotVerified: a visitor route called without the front door's
+// origin-verify header (Deps.OriginVerify).
+var errOriginNotVerified = errors.New("tier1api: not through the front door")
+
 func failure(err error) *jsonhttp.Error {
 	if e, ok := jsonhttp.As(err); ok {
 		return e
 	}
 	switch {
+	case errors.Is(err, errOriginNotVerified):
+		return &jsonhttp.Error{Status: http.StatusForbidden, Code: "origin_not_verified", Message: "this API answers only through its front door"}
 	case errors.Is(err, tier1.ErrInvalidEvent):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_event_id", Message: "event id must match " + ids.Pattern}
 	case errors.Is(err, tier1.ErrInvalidRequestID):

@@ -85,6 +85,11 @@ func boot(ctx context.Context, name string, mints Passes, environ map[string]str
 		logger.Error("tier1 config", "err", err)
 		return nil, err
 	}
+	originVerify, err := LoadOriginVerify(ctx, cfg, nil)
+	if err != nil {
+		logger.Error("tier1 config", "err", err)
+		return nil, err
+	}
 	store, closeStore, err := OpenStore(ctx, cfg)
 	if err != nil {
 		logger.Error("tier1 store", "err", err)
@@ -107,6 +112,7 @@ func boot(ctx context.Context, name string, mints Passes, environ map[string]str
 			Metrics:   emf.New(out, tier1api.Namespace, tier1api.MetricDimension, nil),
 			// Only the assign function reads it (template.yaml sets it there).
 			ClientHeader: cfg.ClientIPHeader,
+			OriginVerify: originVerify,
 		},
 		Close: closeStore,
 	}, nil

@@ -46,6 +46,10 @@ type Config struct {
 	TokenKeysSecretARN string `env:"VWR_TIER1_TOKEN_KEYS_SECRET_ARN"`
 	// AdminToken is an optional bearer token for the admin routes.
 	AdminToken string `env:"VWR_ADMIN_TOKEN"`
+	// OriginVerifySecretARN, when set, names the secret ({"value":…}) whose
+	// value every visitor route requires as X-Vwr-Origin-Verify (read once
+	// at cold start; tier1api.Deps.OriginVerify).
+	OriginVerifySecretARN string `env:"VWR_ORIGIN_VERIFY_SECRET_ARN"`
 	// AdmittedStatsTable is the SQS consumer's per-minute admission counts,
 	// read by the admin status only. Optional.
 	AdmittedStatsTable string `env:"VWR_ADMITTED_STATS_TABLE"`

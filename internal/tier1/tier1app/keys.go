@@ -2,6 +2,8 @@ package tier1app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,4 +46,31 @@ func LoadKeyRing(ctx context.Context, c Config, mints Passes, sm SecretReader) (
 		return nil, fmt.Errorf("VWR_TIER1_TOKEN_KEYS_SECRET_ARN: %w", err)
 	}
 	return keys, nil
+}
+
+// LoadOriginVerify returns the origin-verify value the visitor routes
+// require: the field "value" of the secret VWR_ORIGIN_VERIFY_SECRET_ARN
+// names, or "" (nothing required) when it is unset. sm may be nil.
+func LoadOriginVerify(ctx context.Context, c Config, sm SecretReader) (string, error) {
+	if c.OriginVerifySecretARN == "" {
+		return "", nil
+	}
+	if sm == nil {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return "", fmt.Errorf("VWR_ORIGIN_VERIFY_SECRET_ARN: load AWS config: %w", err)
+		}
+		sm = secretsmanager.NewFromConfig(awsCfg)
+	}
+	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(c.OriginVerifySecretARN)})
+	if err != nil {
+		return "", fmt.Errorf("VWR_ORIGIN_VERIFY_SECRET_ARN: read the secret: %w", err)
+	}
+	var v struct {
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &v); err != nil || len(v.Value) < 16 {
+		return "", errors.New(`VWR_ORIGIN_VERIFY_SECRET_ARN: want {"value":"…"} with at least 16 characters`)
+	}
+	return v.Value, nil
 }

@@ -80,3 +80,26 @@ func TestKeySourcesAreExclusive(t *testing.T) {
 		t.Fatalf("both sources: %v", err)
 	}
 }
+
+// TestLoadOriginVerify: the value comes from its secret's field "value";
+// unset, nothing is required; a secret of the wrong shape stops the cold
+// start, naming the variable and not the value.
+func TestLoadOriginVerify(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sm := secretsmanager.NewFromConfig(awstest.Config(testenv.Moto(t)))
+	if v, err := LoadOriginVerify(ctx, Config{}, sm); err != nil || v != "" {
+		t.Fatalf("unset: %q %v", v, err)
+	}
+	good := strings.Repeat("v", 48)
+	v, err := LoadOriginVerify(ctx, Config{OriginVerifySecretARN: putSecret(t, sm, `{"value":"`+good+`"}`)}, sm)
+	if err != nil || v != good {
+		t.Fatalf("good secret: %q %v", v, err)
+	}
+	for _, bad := range []string{`{"value":"short"}`, `not json`, `{"other":"` + good + `"}`} {
+		_, err := LoadOriginVerify(ctx, Config{OriginVerifySecretARN: putSecret(t, sm, bad)}, sm)
+		if err == nil || !strings.Contains(err.Error(), "VWR_ORIGIN_VERIFY_SECRET_ARN") || strings.Contains(err.Error(), "short") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
