@@ -10,7 +10,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy testenv-localstack test-localstack
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -18,7 +18,7 @@ help: ## list targets
 run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080; `make run PORT=9090` for another port)
 	$(GO) run ./cmd/vwr local -demo -addr 127.0.0.1:$(PORT)
 
-test: testenv lint validate lambdas sam-build synth infra-test edge-test gotest e2e ## install test backends, then run every test
+test: testenv lint validate lambdas sam-build synth infra-test edge-test gotest e2e test-localstack ## install test backends, then run every test
 	@echo "make test: all green"
 
 # The concurrency-heavy packages, which gotest runs only under the race
@@ -178,14 +178,39 @@ lint: ## gofmt and go vet
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# The suites that talk to DynamoDB and SQS. `make test-aws` runs them against
-# an endpoint the tests did not start (LocalStack, a shared moto).
-AWS_PKGS := ./internal/tier1/dynamostore/ ./internal/admitted/... ./internal/notify/ ./internal/dynamotable/ ./internal/testenv/ ./lambdas/admitted-consumer/
+# The suites that talk to AWS services (DynamoDB, SQS, Secrets Manager).
+# `make test-aws` runs them against endpoints the tests did not start:
+# AWS_ENDPOINT_URL for every service, AWS_ENDPOINT_URL_DYNAMODB (optional)
+# for DynamoDB alone. `make test-localstack` starts LocalStack and moto for it.
+AWS_PKGS  := ./internal/tier1/dynamostore/ ./internal/admitted/... ./internal/notify/ ./internal/dynamotable/ ./internal/testenv/ ./lambdas/admitted-consumer/ ./internal/tier1/tier1app/
+AWS_TESTS := ./cmd/vwr/ -run '^(TestEdgeKeys|TestLocalPublishesToSQS)$$'
 
-test-aws: ## run the DynamoDB and SQS suites against AWS_ENDPOINT_URL (e.g. LocalStack on http://localhost:4566)
+test-aws: ## run the AWS suites against AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_DYNAMODB for DynamoDB when set)
 	@test -n "$(AWS_ENDPOINT_URL)" || { echo "test-aws: set AWS_ENDPOINT_URL, e.g. make test-aws AWS_ENDPOINT_URL=http://localhost:4566" >&2; exit 1; }
-	AWS_ENDPOINT_URL=$(AWS_ENDPOINT_URL) AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
+	AWS_ENDPOINT_URL=$(AWS_ENDPOINT_URL) AWS_ENDPOINT_URL_DYNAMODB=$(AWS_ENDPOINT_URL_DYNAMODB) AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
 	  $(GO) test -count=1 -timeout 20m $(AWS_PKGS)
+	AWS_ENDPOINT_URL=$(AWS_ENDPOINT_URL) AWS_ENDPOINT_URL_DYNAMODB=$(AWS_ENDPOINT_URL_DYNAMODB) AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 \
+	  $(GO) test -count=1 -timeout 10m $(AWS_TESTS)
+
+# LocalStack on the host, without Docker, in its own venv on Python >= 3.12
+# (scripts/python312.sh finds one or builds it from Debian's sources). The
+# venv is kept per machine, named after requirements-localstack.txt's hash,
+# so a fresh clone reuses it.
+LS_VENV ?= $(HOME)/.cache/vwr/localstack-$(shell sha256sum requirements-localstack.txt | cut -c1-12)
+export LS_VENV
+
+testenv-localstack: ## install LocalStack (requirements-localstack.txt) into its venv on Python >= 3.12
+	@if [ ! -f $(LS_VENV)/.installed ]; then \
+	  py=$$(scripts/python312.sh) && echo "testenv: creating $(LS_VENV) with $$py from requirements-localstack.txt" && \
+	  rm -rf $(LS_VENV) && $$py -m venv $(LS_VENV) && \
+	  $(LS_VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-localstack.txt && \
+	  touch $(LS_VENV)/.installed; \
+	fi
+
+testenv: testenv-localstack
+
+test-localstack: testenv ## the AWS suites against LocalStack (SQS, Secrets Manager) and moto (DynamoDB), both started and stopped here
+	scripts/test-localstack.sh
 
 # make bench: Go benchmarks of the check path and a CPU profile of it, then
 # bench.BenchmarkSuite (floor vs bin/queue A/B, redis-benchmark, Redis bytes

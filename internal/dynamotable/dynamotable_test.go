@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestCreateOnMoto(t *testing.T) {
 	t.Parallel()
-	db := dynamodb.NewFromConfig(awstest.Config(testenv.Moto(t)))
+	db := dynamodb.NewFromConfig(awstest.Config(testenv.DynamoDB(t)))
 	ctx := context.Background()
 	id := testenv.UniqueID(t)
 	specs := []dynamotable.Spec{

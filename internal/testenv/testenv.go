@@ -297,6 +297,7 @@ var (
 	clusterServer  shared[[]string]
 	motoServer     shared[string]
 	externalServer shared[string]
+	externalDynamo shared[string]
 )
 
 // Redis returns the address (host:port) of this test binary's private
@@ -419,6 +420,23 @@ func startCluster(tb testing.TB) []string {
 // endpoint the tests did not start (LocalStack, a shared moto), read once
 // before any test's t.Setenv can change it.
 var externalAWS = strings.TrimRight(os.Getenv("AWS_ENDPOINT_URL"), "/")
+
+// externalDynamoDB is AWS_ENDPOINT_URL_DYNAMODB at start: DynamoDB's own
+// endpoint when the AWS suites run against LocalStack, whose DynamoDB is
+// DynamoDB Local (`make test-localstack` sends DynamoDB to moto instead).
+var externalDynamoDB = strings.TrimRight(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), "/")
+
+// DynamoDB returns the endpoint URL for DynamoDB clients: the
+// AWS_ENDPOINT_URL_DYNAMODB the test binary was started with, else Moto's.
+// Tests give DynamoDB clients this one and every other client Moto's, so one
+// run can use two emulators, as the SDK does with the same two variables.
+func DynamoDB(tb testing.TB) string {
+	tb.Helper()
+	if externalDynamoDB != "" {
+		return externalDynamo.get(tb, func(tb testing.TB) string { return useExternal(tb, externalDynamoDB) })
+	}
+	return Moto(tb)
+}
 
 // Moto returns the endpoint URL of the AWS stand-in for DynamoDB and SQS.
 // When the test binary was started with AWS_ENDPOINT_URL (`make test-aws

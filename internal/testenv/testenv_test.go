@@ -61,20 +61,23 @@ func TestRedisClusterCoversAllSlots(t *testing.T) {
 	}
 }
 
-// TestMotoAnswers: the AWS stand-in (moto, or AWS_ENDPOINT_URL) serves
-// DynamoDB and SQS calls through the SDK, as the store and notify tests use it.
+// TestMotoAnswers: the AWS stand-ins (moto, or AWS_ENDPOINT_URL and
+// AWS_ENDPOINT_URL_DYNAMODB) serve DynamoDB and SQS calls through the SDK,
+// as the store and notify tests use them.
 func TestMotoAnswers(t *testing.T) {
 	t.Parallel()
-	cfg := aws.Config{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(Moto(t)),
-		Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+	cfg := func(endpoint string) aws.Config {
+		return aws.Config{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String(endpoint),
+			Credentials:  credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+		}
 	}
 	ctx := context.Background()
-	if _, err := dynamodb.NewFromConfig(cfg).ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {
+	if _, err := dynamodb.NewFromConfig(cfg(DynamoDB(t))).ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {
 		t.Fatalf("DynamoDB ListTables: %v", err)
 	}
-	if _, err := sqs.NewFromConfig(cfg).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+	if _, err := sqs.NewFromConfig(cfg(Moto(t))).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
 		t.Fatalf("SQS ListQueues: %v", err)
 	}
 }

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // bootstrap binary over the Lambda Runtime API, twice, against moto.
 func TestBootstrapRunsFixture(t *testing.T) {
 	t.Parallel()
-	endpoint := testenv.Moto(t)
+	endpoint := testenv.DynamoDB(t)
 	db := dynamodb.NewFromConfig(awstest.Config(endpoint))
 	id := testenv.UniqueID(t)
 	tables := dynamostore.Tables{Processed: id + "-processed", Stats: id + "-stats"}
@@ -47,7 +47,8 @@ func TestBootstrapRunsFixture(t *testing.T) {
 		Env: map[string]string{
 			"VWR_ADMITTED_PROCESSED_TABLE": tables.Processed,
 			"VWR_ADMITTED_STATS_TABLE":     tables.Stats,
-			"AWS_ENDPOINT_URL":             endpoint,
+			"AWS_ENDPOINT_URL":             testenv.Moto(t),
+			"AWS_ENDPOINT_URL_DYNAMODB":    endpoint,
 			"AWS_ACCESS_KEY_ID":            "testing",
 			"AWS_SECRET_ACCESS_KEY":        "testing",
 			"AWS_REGION":                   "us-east-1",

@@ -41,8 +41,7 @@ type testBundle struct {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	endpoint := testenv.Moto(t)
-	db := dynamodb.NewFromConfig(awstest.Config(endpoint))
+	db := dynamodb.NewFromConfig(awstest.Config(testenv.DynamoDB(t)))
 	id := testenv.UniqueID(t)
 	tables := dynamostore.Tables{Processed: id + "-processed", Stats: id + "-stats"}
 	if err := dynamostore.CreateTables(context.Background(), db, tables); err != nil {
@@ -53,7 +52,7 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testBundle{db: db, sqs: sqs.NewFromConfig(awstest.Config(endpoint)), store: store, clock: clk, tables: tables}
+	return &testBundle{db: db, sqs: sqs.NewFromConfig(awstest.Config(testenv.Moto(t))), store: store, clock: clk, tables: tables}
 }
 
 func loadFixture(t *testing.T) events.SQSEvent {

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func client(t *testing.T) *dynamodb.Client {
 	t.Helper()
-	return dynamodb.NewFromConfig(awstest.Config(testenv.Moto(t)))
+	return dynamodb.NewFromConfig(awstest.Config(testenv.DynamoDB(t)))
 }
 
 func msg(user string, at time.Time) admitted.Message {

@@ -28,7 +28,7 @@ import (
 // rawClient is a plain client on moto, for fixtures and inspection.
 func rawClient(t testing.TB) *dynamodb.Client {
 	t.Helper()
-	return dynamodb.NewFromConfig(awstest.Config(testenv.Moto(t)))
+	return dynamodb.NewFromConfig(awstest.Config(testenv.DynamoDB(t)))
 }
 
 // eventsItem is an events-table item as the tests inspect it.

@@ -92,7 +92,7 @@ func newStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
 // not overlap in moto (see serialClient).
 func openStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
 	t.Helper()
-	cfg.Endpoint = testenv.Moto(t)
+	cfg.Endpoint = testenv.DynamoDB(t)
 	cfg.Region = "us-east-1"
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &serialClient{client: &http.Client{Timeout: 30 * time.Second}}

@@ -67,7 +67,7 @@ func (th *throttler) register(stack *middleware.Stack) error {
 func positionsOf(t *testing.T, s *dynamostore.Store, eventID string) (positions, idem int) {
 	t.Helper()
 	db := dynamodb.New(dynamodb.Options{
-		BaseEndpoint: aws.String(testenv.Moto(t)), Region: "us-east-1",
+		BaseEndpoint: aws.String(testenv.DynamoDB(t)), Region: "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 	})
 	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(s.Config().PositionsTable)})
