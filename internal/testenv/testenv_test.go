@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -168,5 +171,38 @@ func TestRedisTLSNeedsTLSAndThePassword(t *testing.T) {
 			t.Errorf("%s: PING succeeded", name)
 		}
 		c.Close()
+	}
+}
+
+// TestDynamoDBClientsUseDynamoDB: a test's DynamoDB client takes its
+// endpoint from DynamoDB(t), never Moto(t), or `make test-localstack` sends
+// its calls to LocalStack, which serves no DynamoDB there.
+func TestDynamoDBClientsUseDynamoDB(t *testing.T) {
+	t.Parallel()
+	root := RepoRoot(t)
+	bad := regexp.MustCompile(`dynamodb\.(New|NewFromConfig)\(.*Moto\(|BaseEndpoint:\s*aws\.String\((testenv\.)?Moto\(`)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), "service/dynamodb\"") {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if bad.MatchString(line) && !strings.Contains(line, "sqs") {
+				t.Errorf("%s:%d: a DynamoDB client on Moto(t); use testenv.DynamoDB(t)", strings.TrimPrefix(path, root+"/"), i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

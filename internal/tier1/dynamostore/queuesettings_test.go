@@ -30,7 +30,7 @@ func emptyTables(t *testing.T, s *dynamostore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	db := dynamodb.New(dynamodb.Options{
-		BaseEndpoint: aws.String(testenv.Moto(t)), Region: "us-east-1",
+		BaseEndpoint: aws.String(testenv.DynamoDB(t)), Region: "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
 	})
 	for table, key := range map[string][]string{

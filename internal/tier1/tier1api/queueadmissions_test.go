@@ -25,7 +25,7 @@ import (
 func statsTables(t *testing.T, clk clock.Clock) (*dynamodb.Client, admitteddb.Tables) {
 	t.Helper()
 	ctx := context.Background()
-	db := dynamodb.NewFromConfig(awstest.Config(testenv.Moto(t)))
+	db := dynamodb.NewFromConfig(awstest.Config(testenv.DynamoDB(t)))
 	id := testenv.UniqueID(t)
 	tables := admitteddb.Tables{Processed: id + "-processed", Stats: id + "-stats"}
 	if err := admitteddb.CreateTables(ctx, db, tables); err != nil {
