@@ -98,19 +98,20 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 		}
 		vi := Visit{Position: v.position, Arrived: sec(v.arrived), Tier1Admit: sec(v.tier1AdmitRecv), Active: sec(v.activeRecv),
 			Left: sec(v.leaveSent), EstimateWait: math.NaN(), ActualWait: math.NaN(), Tier1Estimate: math.NaN(), Tier1Wait: math.NaN()}
+		// Waits leave out the tool's own delay (visitor.late).
 		if v.est2Set && !v.activeRecv.IsZero() {
-			vi.EstimateWait, vi.ActualWait = v.est2, v.activeRecv.Sub(v.t2FirstQueued).Seconds()
+			vi.EstimateWait, vi.ActualWait = v.est2, waited(v.t2FirstQueued, v.activeRecv, v.lateQueued2, v.lateActive)
 			if vi.ActualWait > 0 {
 				w2 = append(w2, relErr(vi.EstimateWait, vi.ActualWait))
 			}
-			l2 = v.later2.errors(v.activeRecv, l2)
+			l2 = v.later2.errors(v.activeRecv, v.lateActive, l2)
 		}
 		if !v.tier1AdmitRecv.IsZero() && v.requeued == 0 && !v.est1Served {
-			if a := v.tier1AdmitRecv.Sub(v.enterRecv).Seconds(); a > 0 {
+			if a := waited(v.enterRecv, v.tier1AdmitRecv, v.lateEnter, v.lateAdmit1); a > 0 {
 				vi.Tier1Estimate, vi.Tier1Wait = v.est1, a
 				w1 = append(w1, relErr(v.est1, a))
 			}
-			l1 = v.later1.errors(v.tier1AdmitRecv, l1)
+			l1 = v.later1.errors(v.tier1AdmitRecv, v.lateAdmit1, l1)
 		}
 		visits[i] = vi
 	}
@@ -121,6 +122,7 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	vr.DurationSeconds = round2(dur)
 	vr.PowSolveMs, vr.PowCost = r.pow.report(r.cfg.Pow, r.cfg.PowTickets)
 	vr.SeatsHeldTwice, vr.SeatsReheldAfterLoss = r.seatsHeldTwice(vs)
+	vr.StepLateMs = StepLate{P50: r.lateP50, P99: r.lateP99}
 	rep.Visitors = vr
 	// Unfinished visitors were still on their way when the run ended; they
 	// are counted apart, not as lost.
@@ -234,11 +236,17 @@ func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 // relErr is |estimate − actual| ÷ actual.
 func relErr(estimate, actual float64) float64 { return math.Abs(estimate-actual) / actual }
 
+// waited is the wait from one answer to another in seconds, less the
+// tool's delay of the visitor's steps in between (late sums at both ends).
+func waited(from, to time.Time, lateFrom, lateTo time.Duration) float64 {
+	return (to.Sub(from) - (lateTo - lateFrom)).Seconds()
+}
+
 // errors appends the relative error of each later estimate against the
-// wait that remained until done.
-func (e *estimates) errors(done time.Time, out []float64) []float64 {
+// wait that remained until done (lateDone: the tool's delay sum then).
+func (e *estimates) errors(done time.Time, lateDone time.Duration, out []float64) []float64 {
 	for i, t := range e.t {
-		if a := done.Sub(t).Seconds(); a > 0 {
+		if a := waited(t, done, e.late[i], lateDone); a > 0 {
 			out = append(out, relErr(e.est[i], a))
 		}
 	}

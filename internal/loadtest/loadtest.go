@@ -244,6 +244,7 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 	go func() { defer bg.Done(); r.healthChecks(bgCtx) }()
 	go func() { defer bg.Done(); r.faults(bgCtx) }()
 	s.run(ctx, cfg.Visitors)
+	r.lateP50, r.lateP99 = s.lateness()
 	end := cfg.Clock.Now()
 	stopBG()
 	bg.Wait()
@@ -290,6 +291,8 @@ type run struct {
 	holdTTL time.Duration
 	// For the progress line.
 	arrived, admitted, done atomic.Int64
+	// How late the tool ran visitors' steps (ms), from the scheduler.
+	lateP50, lateP99 float64
 }
 
 // progressState reads the sale's state for the progress line.

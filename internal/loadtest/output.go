@@ -109,6 +109,10 @@ func Summary(w io.Writer, rep Report) {
 		}
 		fmt.Fprintln(w)
 	}
+	if late := v.StepLateMs; late.P99 > 1000 {
+		fmt.Fprintf(w, "  warning: the tool sent requests up to %.1f s late (p99; median %.0f ms): it or the machine was saturated; measured waits leave that delay out, but not the servers slowed by the same load\n",
+			late.P99/1000, late.P50)
+	}
 	fmt.Fprintf(w, "  throughput: %.0f requests/s, %.1f admissions/s (peak %d in one second)\n",
 		rep.ThroughputPerSecond.Requests, rep.ThroughputPerSecond.Admissions, rep.ThroughputPerSecond.PeakAdmissions)
 	fmt.Fprintf(w, "  order: %d Tier 1 and %d Tier 2 inversions; active at most %d of threshold %d (%d over-admissions); %d admitted twice\n",

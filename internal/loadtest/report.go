@@ -46,13 +46,24 @@ type VisitorsReport struct {
 	Reentered            int64   `json:"reentered"`       // left and tried the same pass again (-reenter)
 	ReentryRefused       int64   `json:"reentryRefused"`  // … and were told "done" (the goal: all of them)
 	DurationSeconds      float64 `json:"durationSeconds"` // first arrival to last visitor done
-	Seed                 uint64  `json:"seed"`
-	Target               string  `json:"target"` // "in-process vwr local (…)" or the -base URL
+	// StepLateMs is how late the tool sent visitors' requests after they
+	// fell due: when it grows past the poll intervals the tool (or the
+	// machine it shares) was saturated, and every wait it measured is
+	// longer than the system made it.
+	StepLateMs StepLate `json:"stepLateMs"`
+	Seed       uint64   `json:"seed"`
+	Target     string   `json:"target"` // "in-process vwr local (…)" or the -base URL
 	// PowSolveMs and PowCost are set when the event asked for a proof of
 	// work (-pow): each visitor's solve time, and what Tickets arrivals
 	// cost one client at the measured rate.
 	PowSolveMs *PowSolve `json:"powSolveMs,omitempty"`
 	PowCost    *PowCost  `json:"powCost,omitempty"`
+}
+
+// StepLate is the p50 and p99 of how late steps ran, in ms.
+type StepLate struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
 }
 
 // Latency is one endpoint's client-side latency percentiles.

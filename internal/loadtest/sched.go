@@ -3,6 +3,7 @@ package loadtest
 import (
 	"container/heap"
 	"context"
+	"sort"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ type scheduler struct {
 	mu   sync.Mutex
 	h    wakeHeap
 	wake chan struct{} // a push that may have moved the earliest wake-up
+	// late is how long after it fell due each step was handed to a worker,
+	// in ms: a saturated tool (or machine) shows here, not as a slow server.
+	late []float32
 }
 
 func newScheduler(workers int, clk clock.Clock, step func(ctx context.Context, v *visitor) (time.Duration, bool)) *scheduler {
@@ -56,14 +60,22 @@ func (s *scheduler) push(at time.Time, v *visitor) {
 
 // run dispatches until total visitors are done or ctx ends.
 func (s *scheduler) run(ctx context.Context, total int) {
-	work := make(chan *visitor)
+	work := make(chan wakeItem)
 	done := make(chan struct{}, total) // never blocks a worker, even after run returns
 	var wg sync.WaitGroup
 	for range s.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for v := range work {
+			for it := range work {
+				v := it.v
+				// How long the step waited for a worker after it fell due:
+				// the tool's delay, which a browser does not have.
+				late := max(s.clk.Now().Sub(it.at), 0)
+				v.late += late
+				s.mu.Lock()
+				s.late = append(s.late, float32(late.Seconds()*1000))
+				s.mu.Unlock()
 				d, finished := s.step(ctx, v)
 				if finished {
 					done <- struct{}{}
@@ -80,11 +92,12 @@ func (s *scheduler) run(ctx context.Context, total int) {
 	finished := 0
 	for finished < total {
 		s.mu.Lock()
-		var due *visitor
+		var due *wakeItem
 		wait := time.Hour
 		if len(s.h) > 0 {
 			if d := s.h[0].at.Sub(s.clk.Now()); d <= 0 {
-				due = heap.Pop(&s.h).(wakeItem).v
+				it := heap.Pop(&s.h).(wakeItem)
+				due = &it
 			} else {
 				wait = d
 			}
@@ -92,11 +105,11 @@ func (s *scheduler) run(ctx context.Context, total int) {
 		s.mu.Unlock()
 		if due != nil {
 			select {
-			case work <- due:
+			case work <- *due:
 				continue
 			case <-done:
 				finished++
-				s.push(s.clk.Now(), due) // not taken: back in line, at once
+				s.push(due.at, due.v) // not taken: back in line, as due as it was
 				continue
 			case <-ctx.Done():
 				return
@@ -112,4 +125,16 @@ func (s *scheduler) run(ctx context.Context, total int) {
 			return
 		}
 	}
+}
+
+// lateness is the p50 and p99 of how late steps were handed to a worker, ms.
+func (s *scheduler) lateness() (p50, p99 float64) {
+	s.mu.Lock()
+	xs := make([]float64, len(s.late))
+	for i, x := range s.late {
+		xs[i] = float64(x)
+	}
+	s.mu.Unlock()
+	sort.Float64s(xs)
+	return round2(quantile(xs, 0.5)), round2(quantile(xs, 0.99))
 }

@@ -111,12 +111,20 @@ func (h *Advancer) record(results []tier1.TickResult) []tier1.TickResult {
 	return raised
 }
 
-// RunLocal ticks every TickEvery until ctx ends: vwr local's stand-in for the
-// EventBridge schedule. Errors are logged, never fatal.
+// RunLocal ticks once in every tick slot until ctx ends: vwr local's
+// stand-in for the EventBridge schedule. Each tick runs just after its
+// slot begins (slots are unix time ÷ TickEvery), so a tick that runs late
+// never lands in the slot of the one before and finds it done, which a
+// free-running ticker near a slot boundary does under load, losing ticks.
+// Errors are logged, never fatal.
 func (h *Advancer) RunLocal(ctx context.Context) {
+	every := h.d.Service.Config().TickEvery
 	for {
-		// Waits a tick, waking at a coming sale's opening to close its list.
-		if h.d.Service.WaitTick(ctx, h.d.Service.Config().TickEvery) != nil {
+		// Waits until just after the next slot begins, waking on the way at
+		// a coming sale's opening to close its list.
+		now := h.d.Clock.Now()
+		next := time.Unix(0, (now.UnixNano()/int64(every)+1)*int64(every)).Add(every / 20)
+		if h.d.Service.WaitTick(ctx, next.Sub(now)) != nil {
 			return
 		}
 		results, err := h.d.Service.Tick(ctx)
