@@ -270,7 +270,7 @@ func NewTier1Stack(scope constructs.Construct, id string, props *Tier1StackProps
 	allow(fn["DrawFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem")
 	allow(fn["CheckFunction"], s.Positions.TableArn(), "dynamodb:GetItem")
 	allow(fn["StatusFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem")
-	allow(fn["AdminFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:GetItem")
+	allow(fn["AdminFunction"], s.Events.TableArn(), "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:Query")
 	allow(fn["AdminFunction"], s.Stats.TableArn(), "dynamodb:Query")
 	allow(fn["AdvancerFunction"], s.Events.TableArn(), "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchWriteItem")
 	allow(fn["AdmittedConsumerFunction"], s.Processed.TableArn(), "dynamodb:PutItem")

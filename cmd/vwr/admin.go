@@ -109,6 +109,17 @@ func init() {
 				return map[string]int64{"by": *by}, nil
 			}
 		}})
+	registerAdmin(&adminAction{name: "batch", tier: 1, method: http.MethodPost, args: "-n N",
+		summary: "change how many visitors each advancer tick lets in (keeps a pause and the proof of work)",
+		flags: func(fs *flag.FlagSet) func() (any, error) {
+			n := fs.Int64("n", 0, fmt.Sprintf("visitors per advancer tick (%d-%d, required)", tier1.MinBatchSize, tier1.MaxBatchSize))
+			return func() (any, error) {
+				if *n < tier1.MinBatchSize || *n > tier1.MaxBatchSize {
+					return nil, fmt.Errorf("batch needs -n N (%d-%d)", tier1.MinBatchSize, tier1.MaxBatchSize)
+				}
+				return map[string]int64{"batchSize": *n}, nil
+			}
+		}})
 	registerAdmin(&adminAction{name: "status", tier: 1, method: http.MethodGet,
 		summary: "settings, serving counter and per-shard counters", flags: noFlags})
 	registerAdmin(&adminAction{name: "schedule", tier: 1, method: http.MethodPost, args: "-opens T [-prequeue-from T] [-pow N]",

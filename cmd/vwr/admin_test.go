@@ -53,6 +53,10 @@ func TestAdminOneURLBothTiers(t *testing.T) {
 	if b := admin(wrong, "pause", "-event", ev, "-url", base+"/vwr-api/"); b["paused"] != true {
 		t.Fatalf("pause via …/vwr-api: %v", b)
 	}
+	// A batch-size change keeps the pause.
+	if b := admin(env, "batch", "-event", ev, "-n", "9"); b["batchSize"] != float64(9) || b["paused"] != true {
+		t.Fatalf("batch: %v", b)
+	}
 
 	// Errors name the fix, with exit code 1.
 	cases := []struct {

@@ -98,6 +98,8 @@ type AdminStatus struct {
 	ShardCounters      []int64
 	UpdatedAt          time.Time
 	Pow                int64 // expected hashes per arrival; 0: none
+	// Sale summarises a scheduled sale (Phase SaleNone: none).
+	Sale SaleSummary
 }
 
 // TickResult is what one advancer tick did to one event.
@@ -422,7 +424,7 @@ func (s *Service) adminStatus(eventID string, snap Snapshot) AdminStatus {
 		MaxAssigned: MaxAssigned(snap.Counters, n), Assigned: assigned,
 		Admitted: admitted, Waiting: assigned - admitted,
 		AdmitRatePerMinute: AdmitRatePerMinute(ev.Advances, s.cfg.TickEvery, s.clk.Now()),
-		ShardCounters:      counters, UpdatedAt: ev.UpdatedAt, Pow: ev.Pow,
+		ShardCounters:      counters, UpdatedAt: ev.UpdatedAt, Pow: ev.Pow, Sale: ev.Sale,
 	}
 }
 
@@ -439,6 +441,79 @@ func (s *Service) AdminStatus(ctx context.Context, eventID string) (AdminStatus,
 		return AdminStatus{}, ErrNotFound
 	}
 	return s.adminStatus(eventID, snap), nil
+}
+
+// Limits of Events.
+const (
+	DefaultEventsLimit = 50
+	MaxEventsLimit     = 500
+)
+
+// eventsParallelism bounds the snapshots Events reads at once.
+const eventsParallelism = 8
+
+// Events is the operator's event list: every active event, then the other
+// events most recently configured, limit in all (0: DefaultEventsLimit),
+// each read afresh as AdminStatus does. truncated says the store holds
+// more events than were listed.
+func (s *Service) Events(ctx context.Context, limit int) (list []AdminStatus, truncated bool, err error) {
+	if limit == 0 {
+		limit = DefaultEventsLimit
+	}
+	if limit < 1 || limit > MaxEventsLimit {
+		return nil, false, fmt.Errorf("%w: limit must be in [1, %d]", ErrInvalidConfig, MaxEventsLimit)
+	}
+	active, err := s.store.ActiveEvents(ctx)
+	if err != nil {
+		return nil, false, unavailable("list events", err)
+	}
+	recent, err := s.store.Events(ctx, limit+1)
+	if err != nil {
+		return nil, false, unavailable("list events", err)
+	}
+	// Active events first: an event activated before the index existed is
+	// only in the active registry.
+	seen := map[string]bool{}
+	var ids []string
+	for _, id := range append(active, recent...) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	if truncated = len(ids) > limit || len(recent) > limit; len(ids) > limit {
+		ids = ids[:limit]
+	}
+	list = make([]AdminStatus, len(ids))
+	errs := make([]error, len(ids))
+	sem := make(chan struct{}, eventsParallelism)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			snap, err := s.fresh(ctx, id)
+			if err == nil {
+				list[i] = s.adminStatus(id, snap)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, false, err
+	}
+	return list, truncated, nil
+}
+
+// SetBatchSize changes only how many visitors each advancer tick admits,
+// leaving the pause, the shards and the proof of work as they are.
+func (s *Service) SetBatchSize(ctx context.Context, eventID string, batchSize int64) (AdminStatus, error) {
+	if batchSize < MinBatchSize || batchSize > MaxBatchSize {
+		return AdminStatus{}, fmt.Errorf("%w: batchSize must be in [%d, %d]", ErrInvalidConfig, MinBatchSize, MaxBatchSize)
+	}
+	return s.configure(ctx, eventID, false, func(st *Settings) { st.BatchSize = batchSize })
 }
 
 // ActivateOption sets more of an event's settings on Activate or Schedule.

@@ -141,6 +141,9 @@ type Store interface {
 	Advance(ctx context.Context, a AdvanceWrite) error
 	// ActiveEvents lists the events whose settings say active.
 	ActiveEvents(ctx context.Context) ([]string, error)
+	// Events lists the events ever configured (active or not, scheduled
+	// ones included), the most recently configured first, at most limit.
+	Events(ctx context.Context, limit int) ([]string, error)
 }
 
 // StridedPosition is the position that shard k of n hands out with its c-th

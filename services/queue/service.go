@@ -702,6 +702,72 @@ func (s *Service) Stats(ctx context.Context, eventID string) (Stats, error) {
 	return out, nil
 }
 
+// Limits of Events.
+const (
+	DefaultEventsLimit = 100
+	MaxEventsLimit     = 500
+)
+
+// eventsParallelism bounds the Stats reads Events makes at once.
+const eventsParallelism = 8
+
+// Events is the operator's event list: the events the worker visits (someone
+// waits or holds a slot), then the other configured events, limit in all
+// (0 or less: DefaultEventsLimit; at most MaxEventsLimit), each with its
+// Stats. truncated says there were more.
+func (s *Service) Events(ctx context.Context, limit int) (list []Stats, truncated bool, err error) {
+	if limit < 1 {
+		limit = DefaultEventsLimit
+	}
+	limit = min(limit, MaxEventsLimit)
+	start := time.Now()
+	busy, err := s.store.ActiveEvents(ctx)
+	s.observe("active_events", start, err)
+	if err != nil {
+		return nil, false, unavailable("list events", "", err)
+	}
+	slices.Sort(busy)
+	ids := busy
+	if s.settings != nil {
+		ids = append(ids, s.settings.Open()...)
+	}
+	seen := map[string]bool{}
+	var uniq []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
+	}
+	if truncated = len(uniq) > limit; truncated {
+		uniq = uniq[:limit]
+	}
+	stats := make([]Stats, len(uniq))
+	errs := make([]error, len(uniq))
+	sem := make(chan struct{}, eventsParallelism)
+	var wg sync.WaitGroup
+	for i, id := range uniq {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			stats[i], errs[i] = s.Stats(ctx, id)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case errors.Is(err, ErrUnknownEvent):
+			// Closed, or listed a moment before its settings were: not listed.
+		case err != nil:
+			return nil, false, err
+		default:
+			list = append(list, stats[i])
+		}
+	}
+	return list, truncated, nil
+}
+
 // Ranking periods.
 const (
 	PeriodDaily   = "daily"

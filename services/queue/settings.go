@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -116,6 +117,20 @@ func (s *Settings) Lookup(eventID string) (EventSettings, bool) {
 	defer s.mu.RUnlock()
 	es, ok := s.byEvent[eventID]
 	return es, ok
+}
+
+// Open lists the configured events that take visitors, sorted.
+func (s *Settings) Open() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.byEvent))
+	for id, es := range s.byEvent {
+		if es.Open {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Loaded reports whether a refresh has succeeded at least once.

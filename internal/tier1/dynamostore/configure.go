@@ -90,7 +90,7 @@ func (s *Store) configure(ctx context.Context, eventID string, st tier1.Settings
 			return wrap("configure "+eventID, err)
 		}
 		s.remember(eventID, layout{shards: st.Shards})
-		return s.register(ctx, eventID, st.Active)
+		return s.register(ctx, eventID, st.Active, now)
 	}
 
 	cond := "attribute_not_exists(pk)"
@@ -138,7 +138,11 @@ func (s *Store) configure(ctx context.Context, eventID string, st tier1.Settings
 	if err != nil {
 		return err
 	}
-	items = append(items, types.TransactWriteItem{Update: reg})
+	cat, err := s.catalogUpdate(eventID, now)
+	if err != nil {
+		return err
+	}
+	items = append(items, types.TransactWriteItem{Update: reg}, types.TransactWriteItem{Update: cat})
 	if len(items) > maxTransactItems {
 		return fmt.Errorf("%w: too many shards to change at once", tier1.ErrInvalidConfig)
 	}
@@ -219,20 +223,45 @@ func (s *Store) migrate(ctx context.Context, eventID string, cur state) error {
 	return nil
 }
 
-// register adds the event to, or removes it from, the active-events registry.
-func (s *Store) register(ctx context.Context, eventID string, active bool) error {
-	u, err := s.registryUpdate(eventID, active)
+// register adds the event to, or removes it from, the active-events
+// registry, and notes the change in the events index.
+func (s *Store) register(ctx context.Context, eventID string, active bool, now time.Time) error {
+	reg, err := s.registryUpdate(eventID, active)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
-		ExpressionAttributeValues: u.ExpressionAttributeValues,
-	})
+	cat, err := s.catalogUpdate(eventID, now)
 	if err != nil {
-		return wrap("register "+eventID, err)
+		return err
+	}
+	for _, u := range []*types.Update{reg, cat} {
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+			ExpressionAttributeValues: u.ExpressionAttributeValues,
+		})
+		if err != nil {
+			return wrap("register "+eventID, err)
+		}
 	}
 	return nil
+}
+
+// catalogUpdate writes eventID's item of the events index.
+func (s *Store) catalogUpdate(eventID string, now time.Time) (*types.Update, error) {
+	key, err := attributevalue.MarshalMap(catalogKey(eventID))
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: index %s: %w", eventID, err)
+	}
+	vals, err := attributevalue.MarshalMap(map[string]any{":now": now.UnixMilli()})
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: index %s: %w", eventID, err)
+	}
+	return &types.Update{
+		TableName:                 aws.String(s.cfg.EventsTable),
+		Key:                       key,
+		UpdateExpression:          aws.String("SET updatedAt = :now"),
+		ExpressionAttributeValues: vals,
+	}, nil
 }
 
 // registryUpdate adds eventID to the registry's set when active, else

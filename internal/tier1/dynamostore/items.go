@@ -22,6 +22,9 @@ const (
 	skShard    = "shard"
 	registryPK = "#registry"
 	registrySK = "active"
+	// catalogPK is the partition of the events index: one item per event
+	// ever configured (sk = the event id), for the operator's event list.
+	catalogPK = "#events"
 	// legacySKPrefix + NN is a shard's sort key in layout 1, where every
 	// shard shared the event's partition key.
 	legacySKPrefix = "shard#"
@@ -57,6 +60,14 @@ func legacyShardKey(eventID string, k int) itemKey {
 }
 
 func registryKey() itemKey { return itemKey{PK: registryPK, SK: registrySK} }
+
+func catalogKey(eventID string) itemKey { return itemKey{PK: catalogPK, SK: eventID} }
+
+// catalogItem is one event of the events index.
+type catalogItem struct {
+	SK        string `dynamodbav:"sk"`
+	UpdatedAt int64  `dynamodbav:"updatedAt"` // unix ms of the last Configure
+}
 
 func idemID(eventID, key string) string { return idemPrefix + eventID + "#" + key }
 

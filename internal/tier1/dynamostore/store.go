@@ -7,7 +7,9 @@
 //     out, n = the shard count it belongs to), bumped with `ADD c :1`. Each
 //     shard has its own partition key, because DynamoDB's 1,000 writes/s
 //     apply per partition;
-//   - pk="#registry", sk="active": the set of active event ids.
+//   - pk="#registry", sk="active": the set of active event ids;
+//   - pk="#events", sk=<eventId>: the events index, one item per event ever
+//     configured (updatedAt = its last Configure), read with one Query.
 //
 // '#' never occurs in an event id, so these keys cannot collide. Events
 // written before the shards had their own partition keys (no layout
@@ -404,6 +406,55 @@ func (s *Store) Advance(ctx context.Context, a tier1.AdvanceWrite) error {
 		return wrap("advance "+a.EventID, err)
 	}
 	return nil
+}
+
+// maxIndexPages bounds the pages Events reads (a page is up to 1 MB, some
+// 20,000 events).
+const maxIndexPages = 10
+
+// Events queries the events index and returns the most recently configured
+// first.
+func (s *Store) Events(ctx context.Context, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	vals, err := attributevalue.MarshalMap(map[string]any{":pk": catalogPK})
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: events: %w", err)
+	}
+	var all []catalogItem
+	var start map[string]types.AttributeValue
+	for range maxIndexPages {
+		page, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.cfg.EventsTable),
+			KeyConditionExpression:    aws.String("pk = :pk"),
+			ProjectionExpression:      aws.String("sk, updatedAt"),
+			ExpressionAttributeValues: vals,
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, wrap("events", err)
+		}
+		var items []catalogItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("dynamostore: decode events: %w", err)
+		}
+		all = append(all, items...)
+		if start = page.LastEvaluatedKey; len(start) == 0 {
+			break
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].UpdatedAt != all[j].UpdatedAt {
+			return all[i].UpdatedAt > all[j].UpdatedAt
+		}
+		return all[i].SK > all[j].SK // as a ZSET's ZREVRANGE orders ties
+	})
+	ids := make([]string, 0, min(limit, len(all)))
+	for _, it := range all[:min(limit, len(all))] {
+		ids = append(ids, it.SK)
+	}
+	return ids, nil
 }
 
 // ActiveEvents reads the registry item.

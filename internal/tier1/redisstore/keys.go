@@ -4,7 +4,8 @@ import "strconv"
 
 // keys builds every Redis key the Tier 1 store uses. One event's keys share
 // the hash tag {eventID}, so each script touches a single Cluster slot; only
-// the active-events set lives outside it, and no script touches that.
+// the active-events set and the events index live outside it, and no script
+// touches those.
 type keys struct {
 	prefix string // empty in production; tests may isolate themselves with one
 }
@@ -29,6 +30,10 @@ func (k keys) idem(ev, key string) string { return k.tag(ev) + ":idem:" + key }
 
 // activeEvents is the global SET of active event ids the advancer visits.
 func (k keys) activeEvents() string { return k.prefix + "vwr1:active-events" }
+
+// events is the global ZSET of every event ever configured, scored by the
+// unix ms of its last Configure (the operator console's event list).
+func (k keys) events() string { return k.prefix + "vwr1:events" }
 
 // sale is a HASH of an event's scheduled sale: opens, from (unix ms), round
 // (scheduled), chain (hex), scheduled (unix ms), margin (ms), closed,

@@ -137,8 +137,9 @@ type positionHash struct {
 }
 
 // Configure writes the settings through configure.lua, then keeps the
-// active-events set in step (outside the event's slot, so not in the script;
-// the advancer re-checks each listed event's settings anyway).
+// active-events set and the events index in step (outside the event's
+// slot, so not in the script; the advancer re-checks each listed event's
+// settings anyway), in one pipelined round trip.
 func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings, now time.Time) error {
 	res, err := configureScript.Run(ctx, s.rdb,
 		[]string{s.keys.event(eventID), s.keys.shards(eventID)},
@@ -149,13 +150,17 @@ func (s *Store) Configure(ctx context.Context, eventID string, st tier1.Settings
 	if res == "invalid" {
 		return fmt.Errorf("%w: shards cannot change after positions were handed out", tier1.ErrInvalidConfig)
 	}
-	if st.Active {
-		err = s.rdb.SAdd(ctx, s.keys.activeEvents(), eventID).Err()
-	} else {
-		err = s.rdb.SRem(ctx, s.keys.activeEvents(), eventID).Err()
-	}
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if st.Active {
+			p.SAdd(ctx, s.keys.activeEvents(), eventID)
+		} else {
+			p.SRem(ctx, s.keys.activeEvents(), eventID)
+		}
+		p.ZAdd(ctx, s.keys.events(), redis.Z{Score: float64(now.UnixMilli()), Member: eventID})
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("redisstore: configure %s: active set: %w", eventID, err)
+		return fmt.Errorf("redisstore: configure %s: active set and index: %w", eventID, err)
 	}
 	return nil
 }
@@ -235,6 +240,18 @@ func (s *Store) Advance(ctx context.Context, a tier1.AdvanceWrite) error {
 		return tier1.ErrConflict
 	}
 	return nil
+}
+
+// Events lists the events index, the most recently configured first.
+func (s *Store) Events(ctx context.Context, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	ids, err := s.rdb.ZRevRange(ctx, s.keys.events(), 0, int64(limit)-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: events: %w", err)
+	}
+	return ids, nil
 }
 
 // ActiveEvents lists the active-events set, sorted.

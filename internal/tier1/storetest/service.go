@@ -50,6 +50,85 @@ func runService(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("events lists the active ones first, each with its admin status", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, f)
+		live, old, paused := b.event+"-live", b.event+"-old", b.event+"-paused"
+		if _, err := b.svc.Activate(b.ctx, old, 1, 7); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.Deactivate(b.ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		b.clk.Advance(time.Second)
+		for _, ev := range []string{live, paused} {
+			if _, err := b.svc.Activate(b.ctx, ev, 2, 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := b.svc.Pause(b.ctx, paused); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.Assign(b.ctx, live, ""); err != nil {
+			t.Fatal(err)
+		}
+		list, truncated, err := b.svc.Events(b.ctx, 0)
+		if err != nil || truncated || len(list) != 3 {
+			t.Fatalf("Events = %+v, truncated %v, %v; want 3 events", list, truncated, err)
+		}
+		byID := map[string]tier1.AdminStatus{}
+		for i, st := range list {
+			byID[st.EventID] = st
+			if i < 2 && !st.Active {
+				t.Errorf("Events lists inactive %s before an active one: %+v", st.EventID, list)
+			}
+		}
+		if st := byID[live]; !st.Active || st.Paused || st.Assigned != 1 || st.Waiting != 1 || st.Shards != 2 || st.BatchSize != 9 {
+			t.Errorf("live event = %+v", st)
+		}
+		if st := byID[paused]; !st.Active || !st.Paused {
+			t.Errorf("paused event = %+v", st)
+		}
+		if st := byID[old]; st.Active || st.BatchSize != 7 {
+			t.Errorf("deactivated event = %+v", st)
+		}
+		list, truncated, err = b.svc.Events(b.ctx, 2)
+		if err != nil || !truncated || len(list) != 2 || !list[0].Active || !list[1].Active {
+			t.Fatalf("Events(2) = %+v, truncated %v, %v; want the 2 active ones, truncated", list, truncated, err)
+		}
+		for _, n := range []int{-1, tier1.MaxEventsLimit + 1} {
+			if _, _, err := b.svc.Events(b.ctx, n); !errors.Is(err, tier1.ErrInvalidConfig) {
+				t.Errorf("Events(%d): %v, want ErrInvalidConfig", n, err)
+			}
+		}
+	})
+
+	t.Run("a batch-size change keeps the pause and the proof of work", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, f)
+		if _, err := b.svc.SetBatchSize(b.ctx, b.event, 5); !errors.Is(err, tier1.ErrNotFound) {
+			t.Fatalf("SetBatchSize on a never-activated event: %v, want ErrNotFound", err)
+		}
+		if _, err := b.svc.Activate(b.ctx, b.event, 3, 10, tier1.WithPow(tier1.MinPow)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.Pause(b.ctx, b.event); err != nil {
+			t.Fatal(err)
+		}
+		st, err := b.svc.SetBatchSize(b.ctx, b.event, 250)
+		if err != nil || st.BatchSize != 250 || !st.Paused || !st.Active || st.Shards != 3 || st.Pow != tier1.MinPow {
+			t.Fatalf("SetBatchSize = %+v, %v", st, err)
+		}
+		for _, n := range []int64{0, tier1.MaxBatchSize + 1} {
+			if _, err := b.svc.SetBatchSize(b.ctx, b.event, n); !errors.Is(err, tier1.ErrInvalidConfig) {
+				t.Errorf("SetBatchSize(%d): %v, want ErrInvalidConfig", n, err)
+			}
+		}
+		if st, _ := b.svc.AdminStatus(b.ctx, b.event); st.BatchSize != 250 {
+			t.Errorf("a refused change wrote: %+v", st)
+		}
+	})
+
 	t.Run("enter, advance, check mints the Tier 1 pass", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, f)

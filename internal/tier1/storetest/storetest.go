@@ -142,6 +142,35 @@ func runStore(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("events index lists every configured event, latest first", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, f)
+		if ids, err := b.store.Events(b.ctx, 10); err != nil || len(ids) != 0 {
+			t.Fatalf("Events of an empty store = %v, %v; want none", ids, err)
+		}
+		a, c, d := b.event+"-a", b.event+"-c", b.event+"-d"
+		for _, ev := range []string{a, c, d} {
+			if err := b.store.Configure(b.ctx, ev, tier1.Settings{Active: true, Shards: 1, BatchSize: 5}, b.clk.Now()); err != nil {
+				t.Fatalf("Configure %s: %v", ev, err)
+			}
+			b.clk.Advance(time.Second)
+		}
+		// Deactivating a is a change too: it moves to the front and stays listed.
+		if err := b.store.Configure(b.ctx, a, tier1.Settings{Active: false, Shards: 1, BatchSize: 5}, b.clk.Now()); err != nil {
+			t.Fatalf("Configure %s: %v", a, err)
+		}
+		ids, err := b.store.Events(b.ctx, 10)
+		if err != nil || fmt.Sprint(ids) != fmt.Sprint([]string{a, d, c}) {
+			t.Fatalf("Events = %v, %v; want [%s %s %s]", ids, err, a, d, c)
+		}
+		if ids, err := b.store.Events(b.ctx, 2); err != nil || fmt.Sprint(ids) != fmt.Sprint([]string{a, d}) {
+			t.Fatalf("Events(limit 2) = %v, %v; want [%s %s]", ids, err, a, d)
+		}
+		if ids, err := b.store.Events(b.ctx, 0); err != nil || len(ids) != 0 {
+			t.Fatalf("Events(limit 0) = %v, %v; want none", ids, err)
+		}
+	})
+
 	t.Run("strided positions per shard", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, f)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +26,10 @@ type advanceRequest struct {
 	By int64 `json:"by"`
 }
 
+type batchRequest struct {
+	BatchSize int64 `json:"batchSize"`
+}
+
 type adminStatusResponse struct {
 	EventID            string    `json:"eventId"`
 	Active             bool      `json:"active"`
@@ -39,6 +45,8 @@ type adminStatusResponse struct {
 	ShardCounters      []int64   `json:"shardCounters"`
 	UpdatedAt          time.Time `json:"updatedAt"`
 	Pow                int64     `json:"pow"`
+	// Sale is set for a scheduled sale, as in the public status.
+	Sale *saleJSON `json:"sale,omitempty"`
 	// QueueAdmittedLastMinute is what the SQS consumer counted for the last
 	// complete minute; only the status route with QueueAdmissions set, and
 	// only when the read succeeds, carries it.
@@ -49,14 +57,70 @@ type adminStatusResponse struct {
 // admin status by at most this much.
 const queueAdmissionsTimeout = 2 * time.Second
 
-func writeAdminStatus(w http.ResponseWriter, st tier1.AdminStatus, queueAdmitted *int64) {
-	jsonhttp.WriteJSON(w, http.StatusOK, adminStatusResponse{
+func (a *API) adminStatusOf(st tier1.AdminStatus, queueAdmitted *int64) adminStatusResponse {
+	counters := st.ShardCounters
+	if counters == nil {
+		counters = []int64{}
+	}
+	return adminStatusResponse{
 		EventID: st.EventID, Active: st.Active, Paused: st.Paused, Shards: st.Shards,
 		BatchSize: st.BatchSize, ServingCounter: st.ServingCounter, MaxAssigned: st.MaxAssigned,
 		Assigned: st.Assigned, Admitted: st.Admitted, Waiting: st.Waiting,
-		AdmitRatePerMinute: st.AdmitRatePerMinute, ShardCounters: st.ShardCounters,
-		UpdatedAt: st.UpdatedAt.UTC(), Pow: st.Pow, QueueAdmittedLastMinute: queueAdmitted,
-	})
+		AdmitRatePerMinute: st.AdmitRatePerMinute, ShardCounters: counters,
+		UpdatedAt: st.UpdatedAt.UTC(), Pow: st.Pow, Sale: a.saleOf(&st.Sale), QueueAdmittedLastMinute: queueAdmitted,
+	}
+}
+
+func (a *API) writeAdminStatus(w http.ResponseWriter, st tier1.AdminStatus, queueAdmitted *int64) {
+	jsonhttp.WriteJSON(w, http.StatusOK, a.adminStatusOf(st, queueAdmitted))
+}
+
+// errInvalidLimit is a ?limit= that is not an integer in range.
+var errInvalidLimit = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_limit",
+	Message: fmt.Sprintf("limit must be an integer from 1 to %d", tier1.MaxEventsLimit)}
+
+// events serves GET /vwr/admin/events: the operator's event list, each
+// event as its admin status says (without the queue's admissions, one
+// read per event being enough).
+func (a *API) events(w http.ResponseWriter, r *http.Request, _ string) error {
+	if err := jsonhttp.RequireEmpty(r); err != nil {
+		return err
+	}
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > tier1.MaxEventsLimit {
+			return errInvalidLimit
+		}
+		limit = n
+	}
+	list, truncated, err := a.d.Service.Events(r.Context(), limit)
+	if err != nil {
+		return err
+	}
+	out := make([]adminStatusResponse, 0, len(list))
+	for _, st := range list {
+		out = append(out, a.adminStatusOf(st, nil))
+	}
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
+		Events    []adminStatusResponse `json:"events"`
+		Truncated bool                  `json:"truncated"`
+	}{out, truncated})
+	return nil
+}
+
+// batch changes how many visitors each advancer tick admits, and nothing else.
+func (a *API) batch(w http.ResponseWriter, r *http.Request, eventID string) error {
+	var body batchRequest
+	if err := jsonhttp.DecodeOptional(r, &body); err != nil {
+		return err
+	}
+	st, err := a.d.Service.SetBatchSize(r.Context(), eventID, body.BatchSize)
+	if err != nil {
+		return err
+	}
+	a.writeAdminStatus(w, st, nil)
+	return nil
 }
 
 // activate turns the line on; an empty body takes the configured defaults
@@ -70,7 +134,7 @@ func (a *API) activate(w http.ResponseWriter, r *http.Request, eventID string) e
 	if err != nil {
 		return err
 	}
-	writeAdminStatus(w, st, nil)
+	a.writeAdminStatus(w, st, nil)
 	return nil
 }
 
@@ -85,7 +149,7 @@ func (a *API) advance(w http.ResponseWriter, r *http.Request, eventID string) er
 		return err
 	}
 	a.d.Metrics.Gauge(eventID, MetricServingCounter, st.ServingCounter)
-	writeAdminStatus(w, st, nil)
+	a.writeAdminStatus(w, st, nil)
 	return nil
 }
 
@@ -99,7 +163,7 @@ func (a *API) settings(change func(context.Context, string) (tier1.AdminStatus, 
 		if err != nil {
 			return err
 		}
-		writeAdminStatus(w, st, nil)
+		a.writeAdminStatus(w, st, nil)
 		return nil
 	}
 }
@@ -114,7 +178,7 @@ func (a *API) adminStatus(w http.ResponseWriter, r *http.Request, eventID string
 	if err != nil {
 		return err
 	}
-	writeAdminStatus(w, st, a.queueAdmitted(r.Context(), eventID))
+	a.writeAdminStatus(w, st, a.queueAdmitted(r.Context(), eventID))
 	return nil
 }
 

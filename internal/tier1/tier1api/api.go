@@ -32,6 +32,8 @@ const (
 	RouteAdminAdvance    = "POST /vwr/admin/advance/{eventId}"
 	RouteAdminSchedule   = "POST /vwr/admin/schedule/{eventId}"
 	RouteAdminCancel     = "POST /vwr/admin/cancel/{eventId}"
+	RouteAdminBatch      = "POST /vwr/admin/batch/{eventId}"
+	RouteAdminEvents     = "GET /vwr/admin/events"
 	RouteDraw            = "GET /vwr/draw/{eventId}"
 	RouteDrawChunk       = "GET /vwr/draw/{eventId}/chunks/{chunk}"
 	RouteDrawProof       = "GET /vwr/draw/{eventId}/proof/{ticketHash}"
@@ -48,6 +50,7 @@ var DrawRoutes = []string{RouteDraw, RouteDrawChunk, RouteDrawProof}
 var AdminRoutes = []string{
 	RouteAdminActivate, RouteAdminDeactivate, RouteAdminPause,
 	RouteAdminResume, RouteAdminStatus, RouteAdminAdvance, RouteAdminSchedule, RouteAdminCancel,
+	RouteAdminBatch, RouteAdminEvents,
 }
 
 // OriginVerifyHeader is the header CloudFront adds on its way to the API
@@ -145,6 +148,8 @@ func New(d Deps, admin AdminOptions) *API {
 		RouteAdminAdvance:    a.operator(RouteAdminAdvance, a.advance),
 		RouteAdminSchedule:   a.operator(RouteAdminSchedule, a.schedule),
 		RouteAdminCancel:     a.operator(RouteAdminCancel, a.cancel),
+		RouteAdminBatch:      a.operator(RouteAdminBatch, a.batch),
+		RouteAdminEvents:     a.serve(RouteAdminEvents, true, false, a.events),
 		RouteDraw:            a.public(RouteDraw, a.drawDoc),
 		RouteDrawChunk:       a.public(RouteDrawChunk, a.drawChunk),
 		RouteDrawProof:       a.public(RouteDrawProof, a.drawProof),
@@ -184,19 +189,21 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, eventID string) er
 // public wraps a visitor route: eventId and body-size checks, then fn, then
 // the error answer and the request log.
 func (a *API) public(pattern string, fn handlerFunc) http.Handler {
-	return a.serve(pattern, false, fn)
+	return a.serve(pattern, false, true, fn)
 }
 
 // operator wraps an admin route like public, after authentication.
 func (a *API) operator(pattern string, fn handlerFunc) http.Handler {
-	return a.serve(pattern, true, fn)
+	return a.serve(pattern, true, true, fn)
 }
 
-func (a *API) serve(pattern string, admin bool, fn handlerFunc) http.Handler {
+// serve wraps fn with the shared checks; perEvent routes have an {eventId}
+// (the others get "").
+func (a *API) serve(pattern string, admin, perEvent bool, fn handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &jsonhttp.Recorder{ResponseWriter: w}
-		eventID, err := a.prepare(r, admin)
+		eventID, err := a.prepare(r, admin, perEvent)
 		if err == nil {
 			err = fn(rec, r, eventID)
 		}
@@ -219,13 +226,17 @@ func (a *API) serve(pattern string, admin bool, fn handlerFunc) http.Handler {
 // a valid eventId, and a body within jsonhttp.MaxBodyBytes (GET routes take
 // none, but a hand-made request may still carry one). A valid eventId is
 // returned even with a later error, so the log line names the event.
-func (a *API) prepare(r *http.Request, admin bool) (string, error) {
+func (a *API) prepare(r *http.Request, admin, perEvent bool) (string, error) {
 	if admin {
 		if err := a.authorize(r); err != nil {
 			return "", err
 		}
 	} else if a.d.OriginVerify != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(OriginVerifyHeader)), []byte(a.d.OriginVerify)) != 1 {
 		return "", errOriginNotVerified
+	}
+	if !perEvent {
+		_, err := jsonhttp.ReadBody(r)
+		return "", err
 	}
 	eventID := r.PathValue("eventId")
 	if !tier1.ValidID(eventID) {

@@ -22,9 +22,12 @@ const (
 type saleJSON struct {
 	Phase   string    `json:"phase"`
 	OpensAt time.Time `json:"opensAt"`
-	Round   uint64    `json:"round"`
-	RoundAt time.Time `json:"roundAt"`
-	Root    draw.Hex  `json:"root,omitempty"`
+	// PrequeueFrom is when the pre-queue opens, when the schedule set one
+	// (otherwise it was open from the schedule on).
+	PrequeueFrom *time.Time `json:"prequeueFrom,omitempty"`
+	Round        uint64     `json:"round"`
+	RoundAt      time.Time  `json:"roundAt"`
+	Root         draw.Hex   `json:"root,omitempty"`
 }
 
 func (a *API) saleOf(sum *tier1.SaleSummary) *saleJSON {
@@ -32,7 +35,12 @@ func (a *API) saleOf(sum *tier1.SaleSummary) *saleJSON {
 		return nil
 	}
 	c := a.d.Service.Config().Draw.Chain
-	return &saleJSON{Phase: sum.Public(), OpensAt: sum.OpensAt.UTC(), Round: sum.Round, RoundAt: c.TimeOf(sum.Round), Root: sum.Root}
+	out := &saleJSON{Phase: sum.Public(), OpensAt: sum.OpensAt.UTC(), Round: sum.Round, RoundAt: c.TimeOf(sum.Round), Root: sum.Root}
+	if !sum.PrequeueFrom.IsZero() {
+		from := sum.PrequeueFrom.UTC()
+		out.PrequeueFrom = &from
+	}
+	return out
 }
 
 // prequeueResponse is a pre-queue ticket: no position yet, but everything

@@ -76,7 +76,7 @@ func TestFixturesAreHTTPAPIv2(t *testing.T) {
 			if req.RawPath != path || req.RequestContext.HTTP.Path != path {
 				t.Errorf("rawPath %q / http.path %q, want %q from pathParameters", req.RawPath, req.RequestContext.HTTP.Path, path)
 			}
-			if req.PathParameters["eventId"] != fixtureEvent {
+			if strings.Contains(rt.Path, "{eventId}") && req.PathParameters["eventId"] != fixtureEvent {
 				t.Errorf("eventId %q, want %q", req.PathParameters["eventId"], fixtureEvent)
 			}
 			if strings.HasPrefix(rt.Path, "/vwr/admin/") {

@@ -3,11 +3,13 @@ package tier1api_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -225,6 +227,57 @@ func header(k, v string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV
 
 func bearerOf(tok string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
 	return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest { return withBearer(r, tok) }
+}
+
+// listed activates the case's event and asks for the event list.
+func listed(change ...func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest) func(*testing.T, *testBundle, string) events.APIGatewayV2HTTPRequest {
+	return func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		b.activate(t, ev, 1, 10)
+		req := fixture(t, "admin-events.apigw.json")
+		req = withQuery(req, "limit="+strconv.Itoa(tier1.MaxEventsLimit))
+		for _, f := range change {
+			req = f(req)
+		}
+		return req
+	}
+}
+
+func withQuery(req events.APIGatewayV2HTTPRequest, q string) events.APIGatewayV2HTTPRequest {
+	vals, _ := url.ParseQuery(q)
+	req.RawQueryString, req.QueryStringParameters = q, map[string]string{}
+	for k := range vals {
+		req.QueryStringParameters[k] = vals.Get(k)
+	}
+	return req
+}
+
+func query(q string) func(events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest {
+	return func(r events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPRequest { return withQuery(r, q) }
+}
+
+// wantListed: the event list is non-empty and every event in it is active
+// or was configured (the case's own event is active).
+func wantListed(t *testing.T, resp events.APIGatewayV2HTTPResponse) {
+	t.Helper()
+	var doc struct {
+		Events []struct {
+			EventID string `json:"eventId"`
+			Active  bool   `json:"active"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &doc); err != nil || len(doc.Events) == 0 || !doc.Events[0].Active {
+		t.Fatalf("event list %s (%v): want active events first", resp.Body, err)
+	}
+}
+
+func wantBodyField(k string, v any) func(*testing.T, events.APIGatewayV2HTTPResponse) {
+	return func(t *testing.T, resp events.APIGatewayV2HTTPResponse) {
+		t.Helper()
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(resp.Body), &doc); err != nil || doc[k] != v {
+			t.Fatalf("%s = %v in %s (%v), want %v", k, doc[k], resp.Body, err, v)
+		}
+	}
 }
 
 // placed activates the event, gives it one visitor, optionally serves them,
@@ -582,6 +635,25 @@ func TestOpenAPIContract(t *testing.T) {
 			placed(false)(t, b, ev)
 			return at(t, "admin-advance.apigw.json", ev)
 		}, status: 200},
+		{name: "batch", fn: adminFn, req: active("admin-batch.apigw.json"), status: 200, want: wantBodyField("batchSize", float64(250))},
+		{name: "events", fn: adminFn, req: listed(), status: 200, want: wantListed},
+		{name: "events on vwr local", fn: localFn, req: listed(), status: 200, want: wantListed},
+		{name: "admin status of a scheduled sale", fn: adminFn, req: func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+			if _, err := b.svc.Schedule(context.Background(), ev, epoch.Add(7*24*time.Hour), epoch.Add(24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			return at(t, "admin-status.apigw.json", ev)
+		}, status: 200, want: func(t *testing.T, resp events.APIGatewayV2HTTPResponse) {
+			var doc struct {
+				Sale struct {
+					Phase        string    `json:"phase"`
+					PrequeueFrom time.Time `json:"prequeueFrom"`
+				} `json:"sale"`
+			}
+			if err := json.Unmarshal([]byte(resp.Body), &doc); err != nil || doc.Sale.Phase != "prequeue" || !doc.Sale.PrequeueFrom.Equal(epoch.Add(24*time.Hour)) {
+				t.Fatalf("admin status of a sale: %s (%v)", resp.Body, err)
+			}
+		}},
 
 		// 400s
 		{name: "assign bad event", fn: assignFn, req: fxOn("assign.apigw.json", "bad id!"), status: 400, code: "invalid_event_id", specRejects: true},
@@ -611,6 +683,12 @@ func TestOpenAPIContract(t *testing.T) {
 		// JSON Schema counts 1e3 as the integer 1000; the decoder wants it written as one.
 		{name: "advance exponent", fn: adminFn, req: active("admin-advance.apigw.json", body(`{"by":1e3}`)), status: 400, code: "invalid_body"},
 		{name: "advance string", fn: adminFn, req: active("admin-advance.apigw.json", body(`{"by":"10"}`)), status: 400, code: "invalid_body", specRejects: true},
+		{name: "batch zero", fn: adminFn, req: active("admin-batch.apigw.json", body(`{"batchSize":0}`)), status: 400, code: "invalid_config", specRejects: true},
+		{name: "batch without body", fn: adminFn, req: active("admin-batch.apigw.json", body("")), status: 400, code: "invalid_config", specRejects: true},
+		{name: "batch unknown field", fn: adminFn, req: active("admin-batch.apigw.json", body(`{"batchSize":5,"paused":false}`)), status: 400, code: "invalid_body", specRejects: true},
+		{name: "events limit zero", fn: adminFn, req: listed(query("limit=0")), status: 400, code: "invalid_limit", specRejects: true},
+		{name: "events limit not a number", fn: adminFn, req: listed(query("limit=ten")), status: 400, code: "invalid_limit", specRejects: true},
+		{name: "events with body", fn: adminFn, req: listed(body(`{"x":1}`)), status: 400, code: "invalid_body", specRejects: true},
 
 		// 401s
 		{name: "activate without credentials", on: bearerAdmin, fn: adminFn, req: active("admin-activate.apigw.json", withoutIAM), status: 401, code: "unauthorized", specRejects: true},
@@ -620,6 +698,8 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "resume SigV4 on vwr local", on: bearerAdmin, fn: adminFn, req: active("admin-resume.apigw.json"), status: 401, code: "unauthorized"},
 		{name: "admin status bearer disabled", fn: adminFn, req: active("admin-status.apigw.json", bearerOf("anything")), status: 401, code: "unauthorized"},
 		{name: "advance without credentials", fn: adminFn, req: active("admin-advance.apigw.json", withoutIAM), status: 401, code: "unauthorized", specRejects: true},
+		{name: "batch wrong bearer", on: bearerAdmin, fn: adminFn, req: active("admin-batch.apigw.json", bearerOf(adminToken+"x")), status: 401, code: "unauthorized"},
+		{name: "events without credentials", on: bearerAdmin, fn: adminFn, req: listed(withoutIAM), status: 401, code: "unauthorized", specRejects: true},
 
 		// 404s
 		{name: "check unknown request id", fn: checkFn, req: active("check.apigw.json"), status: 404, code: "not_found"},
@@ -629,6 +709,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "resume never activated", fn: adminFn, req: fx("admin-resume.apigw.json"), status: 404, code: "not_found"},
 		{name: "admin status never activated", fn: adminFn, req: fx("admin-status.apigw.json"), status: 404, code: "not_found"},
 		{name: "advance never activated", fn: adminFn, req: fx("admin-advance.apigw.json"), status: 404, code: "not_found"},
+		{name: "batch never activated", fn: adminFn, req: fx("admin-batch.apigw.json"), status: 404, code: "not_found"},
 		{name: "assign without event", fn: assignFn, req: fxOn("assign.apigw.json", ""), status: 404, code: "not_found", unrouted: true},
 		{name: "unknown admin route", fn: adminFn, req: func(t *testing.T, _ *testBundle, ev string) events.APIGatewayV2HTTPRequest {
 			return withPath(at(t, "admin-status.apigw.json", ev), "/vwr/admin/purge/"+ev)
@@ -647,6 +728,8 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "resume PATCH", fn: adminFn, req: active("admin-resume.apigw.json", method("PATCH")), status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "admin status POST", fn: adminFn, req: active("admin-status.apigw.json", method("POST")), status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "advance GET on vwr local", fn: localFn, req: active("admin-advance.apigw.json", method("GET")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "batch GET", fn: adminFn, req: active("admin-batch.apigw.json", method("GET")), status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "events POST", fn: adminFn, req: listed(method("POST")), status: 405, code: "method_not_allowed", unrouted: true},
 
 		// 413s: every route, GET routes included. Only activate and advance
 		// document a body the size of which the document cannot limit.
@@ -663,6 +746,8 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "resume too large", fn: adminFn, req: active("admin-resume.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
 		{name: "admin status too large", fn: adminFn, req: active("admin-status.apigw.json", body(big)), status: 413, code: "body_too_large", specRejects: true},
 		{name: "advance too large", fn: adminFn, req: active("admin-advance.apigw.json", body(`{"by":1,"pad":"`+big+`"}`)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "batch too large", fn: adminFn, req: active("admin-batch.apigw.json", body(`{"batchSize":1,"pad":"`+big+`"}`)), status: 413, code: "body_too_large", specRejects: true},
+		{name: "events too large", fn: adminFn, req: listed(body(big)), status: 413, code: "body_too_large", specRejects: true},
 
 		// 503s
 		{name: "assign store down", on: deadStore, fn: assignFn, req: fx("assign.apigw.json"), status: 503, code: "unavailable"},
@@ -675,6 +760,10 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "resume store down", on: deadStore, fn: adminFn, req: fx("admin-resume.apigw.json"), status: 503, code: "unavailable"},
 		{name: "admin status store down", on: deadStore, fn: adminFn, req: fx("admin-status.apigw.json"), status: 503, code: "unavailable"},
 		{name: "advance store down", on: deadStore, fn: adminFn, req: fx("admin-advance.apigw.json"), status: 503, code: "unavailable"},
+		{name: "batch store down", on: deadStore, fn: adminFn, req: fx("admin-batch.apigw.json"), status: 503, code: "unavailable"},
+		{name: "events store down", on: deadStore, fn: adminFn, req: func(t *testing.T, _ *testBundle, _ string) events.APIGatewayV2HTTPRequest {
+			return fixture(t, "admin-events.apigw.json")
+		}, status: 503, code: "unavailable"},
 	}
 	t.Run("exchanges", func(t *testing.T) {
 		for _, tc := range cases {

@@ -77,7 +77,7 @@ func TestTemplateMatchesRoutes(t *testing.T) {
 		"CheckFunction":    "EventsTable[BatchGetItem GetItem] PositionsTable[GetItem]",
 		"StatusFunction":   "EventsTable[BatchGetItem]",
 		"DrawFunction":     "EventsTable[BatchGetItem BatchWriteItem GetItem Query UpdateItem]",
-		"AdminFunction":    "AdmittedStatsTable[Query] EventsTable[BatchGetItem DeleteItem GetItem UpdateItem]",
+		"AdminFunction":    "AdmittedStatsTable[Query] EventsTable[BatchGetItem DeleteItem GetItem Query UpdateItem]",
 		"AdvancerFunction": "EventsTable[BatchGetItem BatchWriteItem GetItem Query UpdateItem]",
 	}
 	for id, grants := range want {

@@ -1,5 +1,5 @@
 // Package httpapi is the Tier 2 queue's JSON API on net/http: check, status,
-// heartbeat and leave for visitors, threshold/stats/ranking for operators,
+// heartbeat and leave for visitors, threshold/stats/events/ranking for operators,
 // plus /healthz and /metrics. It turns requests into queue.Service calls,
 // resolves who is asking (verified Tier 1 pass or a configured trusted
 // header), and maps domain errors to HTTP status in exactly one place
@@ -27,6 +27,7 @@ type Queue interface {
 	Leave(ctx context.Context, eventID string, who queue.Identity) (bool, error)
 	SetThreshold(ctx context.Context, eventID string, n int64) error
 	Stats(ctx context.Context, eventID string) (queue.Stats, error)
+	Events(ctx context.Context, limit int) ([]queue.Stats, bool, error)
 	Ranking(ctx context.Context, period string, limit int) ([]queue.RankEntry, error)
 	Ping(ctx context.Context) error
 }
@@ -100,6 +101,7 @@ func (a *API) routes() []route {
 		{pattern: "POST /api/queue/leave/{eventId}", h: a.leave},
 		{pattern: "PUT /api/queue/admin/threshold/{eventId}", admin: true, h: a.setThreshold},
 		{pattern: "GET /api/queue/admin/stats/{eventId}", admin: true, h: a.stats},
+		{pattern: "GET /api/queue/admin/events", admin: true, h: a.events},
 		{pattern: "GET /api/queue/admin/ranking", admin: true, h: a.ranking},
 		{pattern: "GET /healthz", h: a.healthz},
 		{pattern: "GET /livez", h: a.livez},

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/vwr-go/vwr/internal/ids"
 	"github.com/vwr-go/vwr/internal/jsonhttp"
@@ -12,11 +13,13 @@ import (
 // Rejections decided by the HTTP layer itself (bad token, bad query). Domain
 // errors are mapped in failure.
 var (
-	errUnauthenticated = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: "a Tier 1 pass or an authenticated user is required"}
-	errInvalidToken    = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "invalid_token", Message: "the Tier 1 pass is invalid, expired or for another event"}
-	errAdminAuth       = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "admin bearer token required"}
-	errInvalidLimit    = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_limit", Message: "limit must be an integer from 1 to 100"}
-	errInvalidBody     = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_body", Message: `request body must be JSON like {"threshold":N} with Content-Type: application/json`}
+	errUnauthenticated    = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: "a Tier 1 pass or an authenticated user is required"}
+	errInvalidToken       = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "invalid_token", Message: "the Tier 1 pass is invalid, expired or for another event"}
+	errAdminAuth          = &jsonhttp.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "admin bearer token required"}
+	errInvalidLimit       = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_limit", Message: "limit must be an integer from 1 to 100"}
+	errInvalidEventsLimit = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_limit",
+		Message: "limit must be an integer from 1 to " + strconv.Itoa(queue.MaxEventsLimit)}
+	errInvalidBody = &jsonhttp.Error{Status: http.StatusBadRequest, Code: "invalid_body", Message: `request body must be JSON like {"threshold":N} with Content-Type: application/json`}
 )
 
 // failure maps err to its HTTP answer. It is the one place where Tier 2's

@@ -234,14 +234,19 @@ func (a *API) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.cfg.Metrics.observeStats(s)
+	jsonhttp.WriteJSON(w, http.StatusOK, statsOf(s))
+	return nil
+}
+
+func statsOf(s queue.Stats) statsBody {
 	var until string
 	if !s.RecoveringUntil.IsZero() {
 		until = s.RecoveringUntil.UTC().Format(time.RFC3339)
 	}
-	jsonhttp.WriteJSON(w, http.StatusOK, statsBody{
+	return statsBody{
 		Recovering:                until != "",
 		RecoveringUntil:           until,
-		EventID:                   ev,
+		EventID:                   s.EventID,
 		QueueSize:                 s.QueueSize,
 		CurrentUsers:              s.CurrentUsers,
 		Threshold:                 s.Threshold,
@@ -249,7 +254,35 @@ func (a *API) stats(w http.ResponseWriter, r *http.Request) error {
 		AdmittedLastMinute:        s.AdmittedLastMinute,
 		OldestHeartbeatAgeSeconds: int64(s.OldestHeartbeatAge / time.Second),
 		EstimatedClearSeconds:     s.EstimatedClearAfter,
-	})
+	}
+}
+
+// events serves the operator's event list: every event with a line or
+// active users, then the other configured ones, each as stats says.
+func (a *API) events(w http.ResponseWriter, r *http.Request) error {
+	if err := jsonhttp.RequireEmpty(r); err != nil {
+		return err
+	}
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > queue.MaxEventsLimit {
+			return errInvalidEventsLimit
+		}
+		limit = n
+	}
+	list, truncated, err := a.q.Events(r.Context(), limit)
+	if err != nil {
+		return err
+	}
+	out := make([]statsBody, 0, len(list))
+	for _, s := range list {
+		out = append(out, statsOf(s))
+	}
+	jsonhttp.WriteJSON(w, http.StatusOK, struct {
+		Events    []statsBody `json:"events"`
+		Truncated bool        `json:"truncated"`
+	}{out, truncated})
 	return nil
 }
 

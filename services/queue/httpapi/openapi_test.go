@@ -255,6 +255,20 @@ func TestOpenAPIContract(t *testing.T) {
 			}
 		}},
 		{name: "ranking defaults", method: "GET", path: "/api/queue/admin/ranking", hdr: admin, status: 200},
+		{name: "events", method: "GET", path: "/api/queue/admin/events?limit=500", hdr: admin, before: then(checkIn("u1"), checkIn("u2")), status: 200, want: func(t *testing.T, r reply) {
+			list, _ := r.body["events"].([]any)
+			for _, e := range list {
+				if m, _ := e.(map[string]any); m["queueSize"] == float64(1) && m["currentUsers"] == float64(1) {
+					return
+				}
+			}
+			t.Fatalf("events lacks the event with one in line and one active: %v", r.body)
+		}},
+		{name: "events limited", method: "GET", path: "/api/queue/admin/events?limit=1", hdr: admin, before: checkIn("u1"), status: 200, want: func(t *testing.T, r reply) {
+			if list, _ := r.body["events"].([]any); len(list) != 1 {
+				t.Fatalf("events?limit=1 listed %d", len(list))
+			}
+		}},
 		{name: "healthz", method: "GET", path: "/healthz", status: 200},
 		{name: "livez", method: "GET", path: "/livez", status: 200},
 		{name: "livez POST", method: "POST", path: "/livez", status: 405, code: "method_not_allowed", unrouted: true},
@@ -287,6 +301,9 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "ranking zero limit", method: "GET", path: "/api/queue/admin/ranking?limit=0", hdr: admin, status: 400, code: "invalid_limit", specRejects: true},
 		{name: "ranking huge limit", method: "GET", path: "/api/queue/admin/ranking?limit=101", hdr: admin, status: 400, code: "invalid_limit", specRejects: true},
 		{name: "ranking word limit", method: "GET", path: "/api/queue/admin/ranking?limit=ten", hdr: admin, status: 400, code: "invalid_limit", specRejects: true},
+		{name: "events zero limit", method: "GET", path: "/api/queue/admin/events?limit=0", hdr: admin, status: 400, code: "invalid_limit", specRejects: true},
+		{name: "events huge limit", method: "GET", path: "/api/queue/admin/events?limit=501", hdr: admin, status: 400, code: "invalid_limit", specRejects: true},
+		{name: "events with a body", method: "GET", path: "/api/queue/admin/events", hdr: admin, body: `{"limit":5}`, status: 400, code: "invalid_body", specRejects: true},
 
 		// 401s
 		{name: "check nobody", method: "POST", path: "/api/queue/check/{ev}", status: 401, code: "unauthenticated", specRejects: true},
@@ -305,6 +322,8 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "threshold basic scheme", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: withHdr(http.Header{"Authorization": {"Basic " + adminToken}}), body: `{"threshold":5}`, status: 401, code: "unauthorized", specRejects: true},
 		{name: "stats wrong admin token", method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: withHdr(bearer(adminToken + "x")), status: 401, code: "unauthorized"},
 		{name: "ranking wrong admin token", method: "GET", path: "/api/queue/admin/ranking", hdr: withHdr(bearer("x")), status: 401, code: "unauthorized"},
+		{name: "events wrong admin token", method: "GET", path: "/api/queue/admin/events", hdr: withHdr(bearer(adminToken + "x")), status: 401, code: "unauthorized"},
+		{name: "events no admin token", method: "GET", path: "/api/queue/admin/events", status: 401, code: "unauthorized", specRejects: true},
 
 		// 410s: a leaver's token renews no more.
 		{name: "heartbeat after leaving", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: admittedThenLeft("p7", 7, true, false), status: 410, code: "left"},
@@ -316,6 +335,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "check without event", method: "POST", path: "/api/queue/check/", hdr: asUser("u1"), status: 404, code: "not_found", unrouted: true},
 		{name: "threshold admin off", on: noAdmin, method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":5}`, status: 404, code: "not_found"},
 		{name: "stats admin off", on: noAdmin, method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, status: 404, code: "not_found"},
+		{name: "events admin off", on: noAdmin, method: "GET", path: "/api/queue/admin/events", hdr: admin, status: 404, code: "not_found"},
 		{name: "ranking admin off", on: noAdmin, method: "GET", path: "/api/queue/admin/ranking", status: 404, code: "not_found", specRejects: true},
 
 		// 405s: every path once.
@@ -325,6 +345,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "leave DELETE", method: "DELETE", path: "/api/queue/leave/{ev}", hdr: asUser("u1"), status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "threshold DELETE", method: "DELETE", path: "/api/queue/admin/threshold/{ev}", hdr: admin, status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "stats POST", method: "POST", path: "/api/queue/admin/stats/{ev}", hdr: admin, status: 405, code: "method_not_allowed", unrouted: true},
+		{name: "events POST", method: "POST", path: "/api/queue/admin/events", hdr: admin, status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "ranking PATCH", method: "PATCH", path: "/api/queue/admin/ranking", hdr: admin, status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "healthz POST", method: "POST", path: "/healthz", status: 405, code: "method_not_allowed", unrouted: true},
 		{name: "metrics PUT", method: "PUT", path: "/metrics", status: 405, code: "method_not_allowed", unrouted: true},
@@ -337,6 +358,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "leave too large", method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u1"), body: big, status: 413, code: "body_too_large", specRejects: true},
 		{name: "threshold too large", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":5,"x":"` + big + `"}`, status: 413, code: "body_too_large", specRejects: true},
 		{name: "stats too large", method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, body: big, status: 413, code: "body_too_large", specRejects: true},
+		{name: "events too large", method: "GET", path: "/api/queue/admin/events", hdr: admin, body: big, status: 413, code: "body_too_large", specRejects: true},
 		{name: "ranking too large", method: "GET", path: "/api/queue/admin/ranking", hdr: admin, body: big, status: 413, code: "body_too_large", specRejects: true},
 		{name: "healthz too large", method: "GET", path: "/healthz", body: big, status: 413, code: "body_too_large", specRejects: true},
 		{name: "livez too large", method: "GET", path: "/livez", body: big, status: 413, code: "body_too_large", specRejects: true},
@@ -348,6 +370,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "leave Redis down", on: deadRedis, method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u1"), status: 503, code: "unavailable"},
 		{name: "threshold Redis down", on: deadRedis, method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":3}`, status: 503, code: "unavailable"},
 		{name: "stats Redis down", on: deadRedis, method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, status: 503, code: "unavailable"},
+		{name: "events Redis down", on: deadRedis, method: "GET", path: "/api/queue/admin/events", hdr: admin, status: 503, code: "unavailable"},
 		{name: "ranking Redis down", on: deadRedis, method: "GET", path: "/api/queue/admin/ranking?period=monthly", hdr: admin, status: 503, code: "unavailable"},
 		{name: "healthz Redis down", on: deadRedis, method: "GET", path: "/healthz", status: 503, code: "unavailable"},
 		// The load balancer's check stays green through a Redis outage.
