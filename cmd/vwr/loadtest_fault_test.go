@@ -24,41 +24,13 @@ func TestLoadtestSurvivesRedisFlush(t *testing.T) {
 	},
 		"-visitors", "2000", "-rate", "200", "-threshold", "100", "-dwell", "1s", "-batch", "150",
 		"-event", testenv.UniqueID(t), "-fault", "redis-flush@8s", "-timeout", "4m")
-	rep, _ := readReport(t, dir)
 	t.Logf("summary:\n%s", stdout)
-
-	if len(rep.Faults) != 1 || rep.Faults[0].Kind != loadtest.FaultRedisFlush || !rep.Faults[0].Injected {
-		t.Fatalf("faults %+v", rep.Faults)
-	}
-	f := rep.Faults[0]
-	var failures int64
-	for ep, codes := range rep.Errors {
-		for code, n := range codes {
-			failures += n
-			if code != "503" && code != "transport" {
-				t.Errorf("%d × %s on %s: only 503s are expected, during the fault", n, code, ep)
-			}
-		}
-	}
-	if failures != f.ErrorCount {
-		t.Errorf("%d failures, %d of them after the flush: none may come before it", failures, f.ErrorCount)
-	}
-	if f.RecoverySeconds == nil {
-		t.Errorf("admissions never resumed after the flush: %+v", f)
-	}
-	if rep.Inversions.Tier1 != 0 || rep.Inversions.Tier2 != 0 {
-		passed, _ := os.ReadFile(filepath.Join(dir, loadtest.PassedOverFile))
-		t.Errorf("inversions %+v; passed over (seconds since the first arrival):\n%s", rep.Inversions, passed)
-	}
-	if rep.OverAdmissions != 0 || rep.MaxActive > rep.Threshold {
-		t.Errorf("%d over-admissions, %d active at most of %d", rep.OverAdmissions, rep.MaxActive, rep.Threshold)
-	}
-	if rep.LostVisitors != 0 || rep.Visitors.Left != 2000 {
-		t.Errorf("lost %d, visitors %+v", rep.LostVisitors, rep.Visitors)
-	}
+	rep, _ := faultReport(t, dir, 2000, loadtest.FaultRedisFlush, false)
 	// Estimates given before the flush cannot foresee the pause it causes;
 	// those given during the recovery window include it. Measured here:
-	// 18–21 % (median) with two runs sharing the 2 cores.
+	// 18–21 % (median) with two runs sharing the 2 cores; 21 % alone on a
+	// machine at a load average of 11, and once 55 % at 17 (a starved
+	// server admits more slowly than its own recent rate says).
 	if w := rep.WaitEstimateError; w.Samples < 100 || w.Median >= 0.5 {
 		t.Errorf("wait estimate error %+v: want a median below 50 %% over ≥ 100 waiting visitors", w)
 	}
@@ -71,7 +43,7 @@ func TestLoadtestSurvivesRedisFlush(t *testing.T) {
 // threshold, nobody passed over, nobody admitted twice, nobody lost, every
 // visitor through, the only failures 503s (and cut connections) from the
 // fault on, and every re-entry refused.
-func faultReport(t *testing.T, dir string, visitors int64, kind string) (loadtest.Report, loadtest.FaultReport) {
+func faultReport(t *testing.T, dir string, visitors int64, kind string, reentry bool) (loadtest.Report, loadtest.FaultReport) {
 	t.Helper()
 	rep, _ := readReport(t, dir)
 	if len(rep.Faults) != 1 || rep.Faults[0].Kind != kind || !rep.Faults[0].Injected {
@@ -100,10 +72,10 @@ func faultReport(t *testing.T, dir string, visitors int64, kind string) (loadtes
 	if rep.AdmittedTwice != 0 {
 		t.Errorf("%d visitors admitted twice", rep.AdmittedTwice)
 	}
-	if rep.LostVisitors != 0 || rep.Visitors.Admitted != visitors || rep.Visitors.Unfinished != 0 {
+	if rep.LostVisitors != 0 || rep.Visitors.Admitted != visitors || rep.Visitors.Left != visitors || rep.Visitors.Unfinished != 0 {
 		t.Errorf("lost %d, visitors %+v", rep.LostVisitors, rep.Visitors)
 	}
-	if v := rep.Visitors; v.Reentered == 0 || v.ReentryRefused != v.Reentered {
+	if v := rep.Visitors; reentry && (v.Reentered == 0 || v.ReentryRefused != v.Reentered) {
 		t.Errorf("re-entry: %d tried the same pass again, %d told done; want all of them (and some)", v.Reentered, v.ReentryRefused)
 	}
 	if f.RecoverySeconds == nil {
@@ -124,7 +96,7 @@ func TestLoadtestFlushAndRestartDefaults(t *testing.T) {
 		"-visitors", "1000", "-rate", "100", "-threshold", "100", "-dwell", "1s", "-batch", "100", "-reenter", "0.2",
 		"-event", testenv.UniqueID(t), "-fault", "redis-flush+restart@6s", "-timeout", "4m")
 	t.Logf("summary:\n%s", stdout)
-	_, f := faultReport(t, dir, 1000, loadtest.FaultRedisFlushRestart)
+	_, f := faultReport(t, dir, 1000, loadtest.FaultRedisFlushRestart, true)
 	if f.RecoverySeconds != nil && *f.RecoverySeconds > 30 {
 		t.Errorf("admissions resumed %.1f s after the fault, want ≤ 30 with the defaults", *f.RecoverySeconds)
 	}
@@ -138,7 +110,7 @@ func TestLoadtestSettingsFlush(t *testing.T) {
 		"-visitors", "1000", "-rate", "100", "-threshold", "100", "-dwell", "1s", "-batch", "100", "-reenter", "0.1",
 		"-event", testenv.UniqueID(t), "-fault", "settings-flush@4s", "-timeout", "3m")
 	t.Logf("summary:\n%s", stdout)
-	rep, f := faultReport(t, dir, 1000, loadtest.FaultSettingsFlush)
+	rep, f := faultReport(t, dir, 1000, loadtest.FaultSettingsFlush, true)
 	if f.ErrorCount != 0 || f.RecoverySeconds == nil || *f.RecoverySeconds > 5 {
 		t.Errorf("settings flush: %d errors, admitting again after %v s; want none and at once", f.ErrorCount, f.RecoverySeconds)
 	}
