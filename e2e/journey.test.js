@@ -48,15 +48,32 @@ async function setupEvent(event, threshold = 1) {
   assert.equal(r.status, 200, r.text);
 }
 
+// The blockers' renewals: a holder who stops renewing frees the slot after
+// QUEUE_ACTIVE_IDLE_SECONDS, as a closed tab does, so a blocker renews like
+// the seat page until it leaves.
+const renewals = new Map();
+
 /** block takes the event's only Tier 2 slot as a header-identified user, so browsers queue. */
 async function block(event, uid) {
   const r = await api(vwr.base, 'POST', `/api/queue/check/${event}`, { headers: { 'X-User-Id': uid } });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.status, 'active', `blocker ${uid} should take the free slot: ${r.text}`);
+  renewals.set(uid, setInterval(() => {
+    api(vwr.base, 'POST', `/api/queue/heartbeat/${event}`, { headers: { 'X-User-Id': uid } }).catch(() => {});
+  }, 10000));
+  return r.body.entryToken;
+}
+
+/** renewed is the blocker's entry token, fresh (tokens last 20 s). */
+async function renewed(event, uid) {
+  const r = await api(vwr.base, 'POST', `/api/queue/heartbeat/${event}`, { headers: { 'X-User-Id': uid } });
+  assert.equal(r.body.status, 'active', r.text);
   return r.body.entryToken;
 }
 
 async function unblock(event, uid) {
+  clearInterval(renewals.get(uid));
+  renewals.delete(uid);
   const r = await api(vwr.base, 'POST', `/api/queue/leave/${event}`, { headers: { 'X-User-Id': uid } });
   assert.equal(r.status, 200, r.text);
 }
@@ -122,13 +139,13 @@ for (const [kind, viewport] of Object.entries(VIEWPORTS)) {
     const event = 'demo';
     const blocker = `blocker-${kind}`;
     await tier1('pause', event);
-    const entry = await block(event, blocker);
+    await block(event, blocker);
     const passes = await crowd(event, 4, 18);
     // bypassCSP lets the test inject axe-core; the pages themselves run under their strict CSP.
     const ctx = await browser.newContext({ viewport, locale: 'en-US', bypassCSP: true });
     const page = await ctx.newPage();
     try {
-      await walk({ ctx, page, event, blocker, entry, passes });
+      await walk({ ctx, page, event, blocker, passes });
     } finally {
       // Free every slot and place whatever happened, so later tests start clean.
       await unblock(event, blocker).catch(() => {});
@@ -139,7 +156,7 @@ for (const [kind, viewport] of Object.entries(VIEWPORTS)) {
   });
 }
 
-async function walk({ ctx, page, event, blocker, entry, passes }) {
+async function walk({ ctx, page, event, blocker, passes }) {
   // 1. The event page sends a visitor without a Tier 1 pass to the waiting room.
   await page.goto(`${vwr.base}/events/${event}`);
   assert.equal(path(page), `/vwr/?event=${event}&return=%2Fevents%2F${event}`);
@@ -184,8 +201,9 @@ async function walk({ ctx, page, event, blocker, entry, passes }) {
   // Others hold a few seats in the meantime, with the blocker's entry token.
   // (Different seats per run: holds last five minutes.)
   const othersSeats = blocker.endsWith('phone') ? ['A3', 'A4', 'B6'] : ['A6', 'B2', 'B3'];
+  const blockerEntry = await renewed(event, blocker);
   for (const seatId of othersSeats) {
-    const r = await api(vwr.base, 'POST', `/api/seats/${event}/hold`, { body: { seatId }, headers: { 'x-queue-entry-token': entry } });
+    const r = await api(vwr.base, 'POST', `/api/seats/${event}/hold`, { body: { seatId }, headers: { 'x-queue-entry-token': blockerEntry } });
     assert.ok([200, 201].includes(r.status), r.text);
   }
 
@@ -215,8 +233,21 @@ async function walk({ ctx, page, event, blocker, entry, passes }) {
   assert.equal(list.status, 200);
   assert.equal(list.body.seats.find((s) => s.id === seatId).status, 'mine');
   assert.equal(list.body.remaining, list.body.total - list.body.seats.filter((s) => s.status !== 'available').length);
-  // Someone else cannot take it.
-  const taken = await api(vwr.base, 'POST', `/api/seats/${event}/hold`, { body: { seatId }, headers: { 'x-queue-entry-token': entry } });
+  // Someone else cannot take it: the next person in line, let in with one
+  // more place for a moment.
+  const other = `late-${blocker}-1`;
+  assert.equal((await api(vwr.base, 'PUT', `/api/queue/admin/threshold/${event}`, { token: QUEUE_ADMIN, body: { threshold: 2 } })).status, 200);
+  let otherEntry = '';
+  try {
+    await waitFor(async () => {
+      const r = await api(vwr.base, 'POST', `/api/queue/check/${event}`, { headers: { 'X-User-Id': other } });
+      otherEntry = r.body.entryToken || '';
+      return r.body.status === 'active';
+    }, { timeout: 10000, what: `${other} let in` });
+  } finally {
+    await api(vwr.base, 'PUT', `/api/queue/admin/threshold/${event}`, { token: QUEUE_ADMIN, body: { threshold: 1 } });
+  }
+  const taken = await api(vwr.base, 'POST', `/api/seats/${event}/hold`, { body: { seatId }, headers: { 'x-queue-entry-token': otherEntry } });
   assert.equal(taken.status, 409);
   assert.equal(taken.body.code, 'seat_taken');
   // Without the entry cookie the seat API refuses.
@@ -388,9 +419,10 @@ test('seat page: its clock runs to the slot\'s end; after a leave its renewal is
   // The visitor leaves (say, from another tab): the page's next renewal is
   // refused, the page says so and goes back, and the pass is done there.
   assert.equal((await inPage(page, 'POST', `/api/queue/leave/${event}`)).status, 200);
-  await waitStage(page, 'over', 15000);
+  // The page renews a third of the token's life (20 s) before it runs out.
+  await waitStage(page, 'over', 30000);
   assert.match(await page.getByTestId('message').textContent(), /You left/);
-  await waitStage(page, 'done', 15000);
+  await waitStage(page, 'done', 30000);
   assert.equal(await page.getByRole('button', { name: 'Join the line again' }).isVisible(), true);
   await page.context().close();
 });
