@@ -298,7 +298,8 @@ func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []
 		now := s.clk.Now()
 		if users = s.unclaimed.pending(eventID, now); len(users) > 0 {
 			start := time.Now()
-			_, err := s.store.Replay(ctx, ReplayInput{EventID: eventID, Entries: users, Now: now, Ledger: s.ledger != nil})
+			_, err := s.store.Replay(ctx, ReplayInput{EventID: eventID, Entries: users, Now: now, Ledger: s.ledger != nil,
+				RebuildGrace: min(RebuildGrace, s.cfg.RecoveryWindow)})
 			s.observe("replay", start, err)
 			if err != nil {
 				return nil

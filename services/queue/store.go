@@ -141,6 +141,12 @@ type ReplayInput struct {
 	// Finish, when set, is the epoch whose ledger replay this call ends.
 	Finish string
 	Ledger bool // as in CheckInput
+	// RebuildGrace: while the ledger's replay is pending the window lasts
+	// at least until Now + RebuildGrace, and the replay that ends it (with
+	// Finish) moves the window's end there if it was sooner, so that the
+	// line, asked to come back while the replay was pending, forms again
+	// before anyone is admitted.
+	RebuildGrace time.Duration
 }
 
 // EpochInput is what a per-event step needs to detect a lost Redis: the
@@ -218,6 +224,9 @@ type EventLoad struct {
 	// LogPending says served changes wait to be appended to the durable
 	// ledger, which the next admission pass over the event does.
 	LogPending bool
+	// ReplayPending says the event lost its state and awaits the replay of
+	// its ledger, which the next admission pass over it does.
+	ReplayPending bool
 }
 
 // AdmitInput is one admission pass over one event.

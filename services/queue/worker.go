@@ -33,6 +33,12 @@ const (
 // owners poll (see unclaimed), not only at its own next step.
 const LossWatchInterval = 200 * time.Millisecond
 
+// RebuildGrace is how long the line has, at least, to form again after the
+// ledger's replay before admissions resume: while the replay was pending,
+// everyone the store had lost was asked to come back in a moment (503,
+// which pages retry after about 2 s).
+const RebuildGrace = 5 * time.Second
+
 // LockTTL bounds how long one worker may hold an event's admission lock; a
 // worker that dies mid-pass blocks the event for at most this long.
 const LockTTL = 4 * time.Second
@@ -173,7 +179,7 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 		switch {
 		case l.Queued == 0 && l.Active == 0:
 			work = append(work, l.EventID) // admit.lua drops expired actives, then retire
-		case known && l.Queued > 0 && l.Active < th, l.RankPending, l.LogPending:
+		case known && l.Queued > 0 && l.Active < th, l.RankPending, l.LogPending, l.ReplayPending:
 			work = append(work, l.EventID)
 		}
 	}
@@ -439,7 +445,8 @@ func (w *Worker) replay(ctx context.Context, eventID, epoch string) error {
 		cursor = next
 	}
 	start := time.Now()
-	n, err := s.store.Replay(ctx, ReplayInput{EventID: eventID, Entries: entries, Now: s.clk.Now(), Finish: epoch, Ledger: true})
+	n, err := s.store.Replay(ctx, ReplayInput{EventID: eventID, Entries: entries, Now: s.clk.Now(), Finish: epoch, Ledger: true,
+		RebuildGrace: min(RebuildGrace, s.cfg.RecoveryWindow)})
 	s.observe("replay", start, err)
 	if err != nil {
 		return unavailable("replay", eventID, err)

@@ -19,7 +19,9 @@
 -- ARGV[6] -> rate window ms
 -- ARGV[7] -> '1': ARGV[5] is the event's threshold and KEYS[4] is ignored;
 --            '0': ARGV[5] is the default and KEYS[4] may override it
--- ARGV[8] -> the epoch id the caller last saw for the event, or ''
+-- ARGV[8] -> the epoch id the caller last saw for the event, or '' (a
+--            valid entry token, ARGV[11], for an event with no epoch counts
+--            as having seen one: the event's state was lost)
 -- ARGV[9] -> a fresh epoch id, used when the epoch is missing
 -- ARGV[10] -> recovery window ms
 -- ARGV[11] -> slot end ms of a valid entry token the user presented, or 0
@@ -33,10 +35,11 @@
 --
 -- Already queued: refresh the heartbeat. Already active: the user showed
 -- up (lib.lua seen: the idle limit starts again; a user put back after a
--- loss claims its slot). During a recovery window (see epoch_of) nobody new
--- is admitted, but a token holder missing from active who has not left is
--- counted back into it until ARGV[11] (once the ledger's replay is done;
--- before, status "wait" asks them to come back in a moment). Otherwise, a pass already served
+-- loss claims its slot). While the ledger's replay is pending after a loss,
+-- anyone else is asked to come back in a moment (status "wait"): only the
+-- replay can tell who they were. During a recovery window (see epoch_of)
+-- nobody new is admitted, but a token holder missing from active who has
+-- not left is counted back into it until ARGV[11]. Otherwise, a pass already served
 -- (admitted once, or left) is done: status "done" with the reason, and
 -- nothing changes. Otherwise, line empty and fewer than threshold active:
 -- activate until now + TTL. Otherwise queue with ARGV[2] as the base (a
@@ -59,9 +62,15 @@ local kind, idle, ledger, retain = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonum
 local renewal = ARGV[16] == '1'
 drop_expired(KEYS[2], now)
 local th = threshold_of(KEYS[4], ARGV[5], ARGV[7])
-local eid, untl, replaying = epoch_of(KEYS[8], ARGV[8], ARGV[9], now, tonumber(ARGV[10]), ledger)
-local recovering = now < untl
 local holder = tonumber(ARGV[11]) or 0
+local known = ARGV[8]
+if known == '' and holder > now and redis.call('EXISTS', KEYS[8]) == 0 then
+  -- A valid entry token for an event with no epoch: its state was lost,
+  -- even if this instance never saw the epoch.
+  known = '?'
+end
+local eid, untl, replaying = epoch_of(KEYS[8], known, ARGV[9], now, tonumber(ARGV[10]), ledger)
+local recovering = now < untl
 
 local status, activated, rank, expires, done = 'queued', 0, 0, 0, ''
 local sc = redis.call('ZSCORE', KEYS[1], uid)
@@ -75,9 +84,10 @@ else
   if slot_of(served) then back = math.min(back, slot_of(served)) end
   if exp then
     status, expires = 'active', seen(KEYS, uid, tonumber(exp), now, idle)
-  elseif recovering and back > now and not is_left(served) and replaying then
-    -- Whether this holder left before the loss, only the ledger's replay
-    -- (in a moment) can tell: ask again then.
+  elseif replaying then
+    -- The store lost this user; only the ledger's replay (in a moment) can
+    -- tell whether they were let in just before, hold a slot, or left:
+    -- ask again then, rather than queue them or count them back now.
     status = 'wait'
   elseif recovering and back > now and not is_left(served) then
     -- Admitted before the loss: counted again, not admitted anew.

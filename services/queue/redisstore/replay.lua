@@ -10,11 +10,17 @@
 --            is to come (or this is not the ledger's replay)
 -- ARGV[3] -> '1' with the durable ledger on (as ARGV[14] of check.lua)
 -- ARGV[4] -> how long the served record outlives its last change, ms
--- ARGV[2k+3], ARGV[2k+4] -> user id, served value, for k = 1, 2, … in the
+-- ARGV[5] -> rebuild grace ms: while the ledger's replay is pending the
+--            window lasts at least until now + this, and the replay that
+--            ends it moves the window's end there if it was sooner, so the
+--            line, asked to come back while the replay was pending, forms
+--            again before anyone is admitted
+-- ARGV[2k+4], ARGV[2k+5] -> user id, served value, for k = 1, 2, … in the
 --                           order they were recorded
 --
 -- Only while the recovery window runs or the replay is pending (nobody new
--- is admitted then, so no slot has been handed out again). Each entry
+-- is admitted then, so no slot has been handed out again); slots come back
+-- held until the window's end (as the grace may move it). Each entry
 -- replaces the user's served value, except that a value written since the
 -- loss (with the ledger on: one still in KEYS[10]; without: any) is newer
 -- and stays, unless the entry says the user left. Then:
@@ -29,10 +35,13 @@
 -- With ARGV[2] set and still the event's epoch, the replay is done.
 -- Returns how many users it put back into active.
 local now = tonumber(ARGV[1])
-local _, untl = epoch_peek(KEYS[8], now)
+local cur = redis.call('HMGET', KEYS[8], 'until', 'replay')
+local raw = tonumber(cur[1]) or 0
+local untl = raw
+if cur[2] == '1' then untl = math.max(raw, now + tonumber(ARGV[5])) end
 if now >= untl then return 0 end
 local n = 0
-for i = 5, #ARGV - 1, 2 do
+for i = 6, #ARGV - 1, 2 do
   local uid, v = ARGV[i], ARGV[i + 1]
   local cur = redis.call('HGET', KEYS[9], uid)
   local fresh = cur and (ARGV[3] ~= '1' or redis.call('HEXISTS', KEYS[10], uid) == 1)
@@ -59,5 +68,6 @@ end
 redis.call('PEXPIRE', KEYS[9], tonumber(ARGV[4]))
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[8], 'id') == ARGV[2] then
   redis.call('HDEL', KEYS[8], 'replay')
+  if raw < untl then redis.call('HSET', KEYS[8], 'until', untl) end
 end
 return n

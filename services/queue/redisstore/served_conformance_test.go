@@ -13,7 +13,10 @@ import (
 // changes and the replay after a loss. TestConformance runs it on
 // redis-server, miniredis and a 3-node Cluster.
 
-const idle = 60 * time.Second
+const (
+	idle  = 60 * time.Second
+	grace = 5 * time.Second // queue.RebuildGrace
+)
 
 // in is a CheckInput of the fixture's event with the idle limit on.
 func (f *fixture) in(uid string, score int64, now time.Time, threshold int64, pass bool) queue.CheckInput {
@@ -75,7 +78,8 @@ func (f *fixture) lose() {
 
 func (f *fixture) replay(now time.Time, finish string, ledger bool, entries ...queue.Served) int {
 	f.t.Helper()
-	n, err := f.s.Replay(f.ctx, queue.ReplayInput{EventID: f.ev, Entries: entries, Now: now, Finish: finish, Ledger: ledger})
+	n, err := f.s.Replay(f.ctx, queue.ReplayInput{EventID: f.ev, Entries: entries, Now: now, Finish: finish, Ledger: ledger,
+		RebuildGrace: grace})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -222,29 +226,28 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		slot := t0.Add(ttl)
 		f.lose()
 		now := t0.Add(time.Minute)
-		// Back after the loss, before the replay: the leaver re-queues at
-		// its place, a leaver's token is counted back, a holder too.
-		if s := f.checkIn(ledgerIn("left-again", 2, now, first.Epoch.ID, time.Time{})); s.Status != queue.StatusQueued || s.Epoch.RecoveringUntil.IsZero() {
-			t.Fatalf("a leaver after the loss: %+v, want queued during a window", s)
-		}
-		// Whether a holder left, only the replay can tell: not yet.
-		if s := f.checkIn(ledgerIn("left-token", 3, now, first.Epoch.ID, slot)); s.Status != queue.StatusWait || s.ActiveCount != 0 {
-			t.Fatalf("a leaver's token before the replay: %+v, want wait", s)
-		}
-		for _, uid := range []string{"ended", "waiter", "unclaimed"} {
-			f.checkIn(ledgerIn(uid, 4, now, first.Epoch.ID, time.Time{}))
+		// Back after the loss, before the replay: whoever the store lost is
+		// asked to come back in a moment (only the ledger can tell who they
+		// were): a leaver, a leaver's token, a waiter, a header user.
+		for _, in := range []queue.CheckInput{
+			ledgerIn("left-again", 2, now, first.Epoch.ID, time.Time{}),
+			ledgerIn("left-token", 3, now, first.Epoch.ID, slot),
+			ledgerIn("waiter", 4, now, first.Epoch.ID, time.Time{}),
+		} {
+			if s := f.checkIn(in); s.Status != queue.StatusWait || s.QueueSize != 0 || s.ActiveCount != 0 || s.Epoch.RecoveringUntil.IsZero() {
+				t.Fatalf("%s after the loss: %+v, want wait during a window", in.UserID, s)
+			}
 		}
 		in := f.in("hx", now.UnixMilli(), now, 3, false)
 		in.Ledger, in.Epoch = true, ep(first.Epoch.ID)
-		f.checkIn(in) // a header user who left once, waiting again
+		if s := f.checkIn(in); s.Status != queue.StatusWait {
+			t.Fatalf("a header user after the loss: %+v, want wait", s)
+		}
 		// Past the window the replay still blocks admissions.
 		after := now.Add(win + time.Second)
 		res := f.admitIn(queue.AdmitInput{Now: after, DefaultThreshold: 3, Ledger: true, Epoch: ep(first.Epoch.ID)})
 		if !res.Replay || len(res.Admitted) != 0 || len(res.Unlogged) != 0 || res.Epoch.RecoveringUntil.IsZero() {
 			t.Fatalf("admission before the replay: %+v, want none, replay pending, changes kept", res)
-		}
-		if s := f.checkIn(ledgerIn("late", 9, after, first.Epoch.ID, time.Time{})); s.Status != queue.StatusQueued || s.Epoch.RecoveringUntil.IsZero() {
-			t.Fatalf("a newcomer while the replay is pending: %+v", s)
 		}
 		// The ledger, in chunks and order: x held a slot, left-again and
 		// left-token left (after an earlier admission), ended's slot is
@@ -255,10 +258,8 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if n != 4 {
 			t.Fatalf("replay put back %d, want x, unclaimed, left-again and left-token (for a moment)", n)
 		}
-		res = f.admitIn(queue.AdmitInput{Now: after, DefaultThreshold: 3, Ledger: true, Epoch: ep(first.Epoch.ID)})
-		if res.Replay || fmt.Sprint(res.Admitted) != "[waiter]" {
-			t.Fatalf("admission after the replay: %+v, want the waiter (x and unclaimed hold 2 of 3)", res)
-		}
+		// The replay ended after the window: the line gets the grace to form.
+		rebuilt := after.Add(grace)
 		for _, c := range []struct{ uid, done string }{{"left-again", queue.DoneLeft}, {"left-token", queue.DoneLeft}, {"ended", queue.DoneSlotEnded}} {
 			if s := f.checkIn(ledgerIn(c.uid, 2, after, res.Epoch.ID, slot)); s.Status != queue.StatusDone || s.Done != c.done {
 				t.Fatalf("%s after the replay: %+v, want done (%s)", c.uid, s, c.done)
@@ -267,11 +268,25 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if s := f.checkIn(ledgerIn("unclaimed", 4, after, res.Epoch.ID, time.Time{})); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
 			t.Fatalf("unclaimed after the replay: %+v, want its slot", s)
 		}
-		if q, ok, _ := f.s.QueueScore(f.ctx, f.ev, "hx"); !ok || q == 0 {
-			t.Fatal("the header user was taken out of the line")
+		for _, c := range []struct {
+			uid string
+			pos int64
+		}{{"late", 9}, {"waiter", 4}} {
+			if s := f.checkIn(ledgerIn(c.uid, c.pos, after, res.Epoch.ID, time.Time{})); s.Status != queue.StatusQueued || !s.Epoch.RecoveringUntil.Equal(rebuilt) {
+				t.Fatalf("%s after the replay: %+v, want queued until %v", c.uid, s, rebuilt)
+			}
 		}
-		if q, ok, _ := f.s.QueueScore(f.ctx, f.ev, "late"); !ok || q != 9 {
-			t.Fatal("the newcomer lost its place")
+		in.Now, in.Score, in.Epoch = after, after.UnixMilli(), ep(res.Epoch.ID)
+		if s := f.checkIn(in); s.Status != queue.StatusQueued {
+			t.Fatalf("a header user who left, after the replay: %+v, want queued again (at the back)", s)
+		}
+		if res := f.admitIn(queue.AdmitInput{Now: rebuilt.Add(-time.Millisecond), DefaultThreshold: 3, Ledger: true, Epoch: ep(res.Epoch.ID)}); len(res.Admitted) != 0 {
+			t.Fatalf("admitted %v before the line had its grace", res.Admitted)
+		}
+		// x never showed up: its slot ends with the window; unclaimed holds one.
+		res = f.admitIn(queue.AdmitInput{Now: rebuilt, DefaultThreshold: 3, Ledger: true, Epoch: ep(res.Epoch.ID)})
+		if res.Replay || fmt.Sprint(res.Admitted) != "[waiter late]" {
+			t.Fatalf("admission after the replay: %+v, want the waiter, then late (unclaimed holds 1 of 3)", res)
 		}
 	})
 
@@ -298,6 +313,24 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 		if s := f.touch("gone-now", t0); s.Status != "" || s.Done != queue.DoneLeft {
 			t.Fatalf("gone-now: %+v, want gone (left): the leave since the loss is newer than the ledger", s)
+		}
+	})
+
+	t.Run("a valid entry token for an event without an epoch means its state was lost", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		in := f.in("h", 1, t0, 3, true)
+		in.Ledger, in.HolderSlotEnd = true, t0.Add(ttl)
+		in.Epoch = queue.EpochInput{Candidate: "fresh", Window: time.Minute} // an instance that knows no epoch
+		if s := f.checkIn(in); s.Status != queue.StatusWait || s.Epoch.RecoveringUntil.IsZero() {
+			t.Fatalf("a holder of an event without an epoch: %+v, want a window and the replay awaited", s)
+		}
+		// Without a token, the same instance starts the epoch as for a new event.
+		g := setup(t, newStore)
+		fresh := g.in("n", 1, t0, 3, true)
+		fresh.Ledger, fresh.Epoch = true, queue.EpochInput{Candidate: "fresh", Window: time.Minute}
+		if s := g.checkIn(fresh); s.Status != queue.StatusActive || !s.Epoch.RecoveringUntil.IsZero() {
+			t.Fatalf("a newcomer to a new event: %+v, want admitted, no window", s)
 		}
 	})
 

@@ -400,8 +400,8 @@ func (s *Store) Replay(ctx context.Context, in queue.ReplayInput) (int, error) {
 		if len(entries) == 0 {
 			finish = in.Finish
 		}
-		args := make([]any, 0, 4+2*len(part))
-		args = append(args, ms(in.Now), finish, flag(in.Ledger), retain())
+		args := make([]any, 0, 5+2*len(part))
+		args = append(args, ms(in.Now), finish, flag(in.Ledger), retain(), msDur(in.RebuildGrace))
 		for _, e := range part {
 			args = append(args, e.UserID, e.Value())
 		}
@@ -599,8 +599,8 @@ func asInt(v any) (int64, error) {
 const loadsChunk = 2000
 
 // Loads pipelines ZCARD of the line, ZCOUNT of unexpired actives, GET of
-// the threshold override and EXISTS of the pending rankings and ledger
-// changes for each event: a few round trips for thousands of
+// the threshold override, EXISTS of the pending rankings and ledger
+// changes and HGET of a pending replay for each event: a few round trips for thousands of
 // events (on a Cluster, go-redis splits each pipeline per node). It reads
 // across slots, so the counts of different events are not one snapshot;
 // the worker only uses them to choose where to run admit.lua, which decides
@@ -612,7 +612,7 @@ func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]
 		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
 		type cmds struct {
 			q, a, p, u *redis.IntCmd
-			th         *redis.StringCmd
+			th, rp     *redis.StringCmd
 		}
 		cs := make([]cmds, len(chunk))
 		pipe := s.rdb.Pipeline()
@@ -623,18 +623,23 @@ func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]
 				th: pipe.Get(ctx, s.k.threshold(ev)),
 				p:  pipe.Exists(ctx, s.k.rankPending(ev)),
 				u:  pipe.Exists(ctx, s.k.unlogged(ev)),
+				rp: pipe.HGet(ctx, s.k.epoch(ev), "replay"),
 			}
 		}
 		_, _ = pipe.Exec(ctx) // each command's own error is checked below
 		for i, ev := range chunk {
-			thErr := cs[i].th.Err()
+			thErr, rpErr := cs[i].th.Err(), cs[i].rp.Err()
 			if errors.Is(thErr, redis.Nil) {
 				thErr = nil
 			}
-			if err := errors.Join(cs[i].q.Err(), cs[i].a.Err(), cs[i].p.Err(), cs[i].u.Err(), thErr); err != nil {
+			if errors.Is(rpErr, redis.Nil) {
+				rpErr = nil
+			}
+			if err := errors.Join(cs[i].q.Err(), cs[i].a.Err(), cs[i].p.Err(), cs[i].u.Err(), thErr, rpErr); err != nil {
 				return nil, wrap("loads", ev, err)
 			}
-			l := queue.EventLoad{EventID: ev, Queued: cs[i].q.Val(), Active: cs[i].a.Val(), RankPending: cs[i].p.Val() > 0, LogPending: cs[i].u.Val() > 0}
+			l := queue.EventLoad{EventID: ev, Queued: cs[i].q.Val(), Active: cs[i].a.Val(), RankPending: cs[i].p.Val() > 0,
+				LogPending: cs[i].u.Val() > 0, ReplayPending: cs[i].rp.Val() == "1"}
 			if v, err := cs[i].th.Int64(); err == nil {
 				l.Override = v
 			}
