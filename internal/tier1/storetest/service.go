@@ -53,7 +53,12 @@ func runService(t *testing.T, f Factory) {
 	t.Run("events lists the active ones first, each with its admin status", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, f)
-		live, old, paused := b.event+"-live", b.event+"-old", b.event+"-paused"
+		// The ids keep the unique tail of b.event and stay within 64 bytes.
+		base := b.event
+		if len(base) > 56 {
+			base = base[len(base)-56:]
+		}
+		live, old, paused := base+"-live", base+"-old", base+"-paused"
 		if _, err := b.svc.Activate(b.ctx, old, 1, 7); err != nil {
 			t.Fatal(err)
 		}
