@@ -68,10 +68,11 @@ e2e: $(E2E_STAMP) ## browser tests in Chromium
 # The README's and docs/journey.md's pictures, as the browser tests took them
 # (test-output/screenshots/<test's name>.png → docs/img/<doc's name>.png).
 SHOTS := sale-1-prequeue-phone:prequeue-phone 1-waiting-room-phone:waiting-room-phone \
-	2-queue-desktop:queue-desktop 4-held-desktop:seat-held-desktop 5-left-desktop:left-desktop
+	2-queue-desktop:queue-desktop 4-held-desktop:seat-held-desktop 5-left-desktop:left-desktop \
+	console-desktop:console-desktop console-phone:console-phone
 
-screenshots: $(E2E_STAMP) ## run the journey and sale browser tests and copy their screenshots into docs/img
-	node --test e2e/journey.test.js e2e/sale.test.js
+screenshots: $(E2E_STAMP) ## run the journey, sale and console browser tests and copy their screenshots into docs/img
+	node --test e2e/journey.test.js e2e/sale.test.js e2e/console.test.js
 	@for s in $(SHOTS); do cp test-output/screenshots/$${s%%:*}.png docs/img/$${s##*:}.png && echo "docs/img/$${s##*:}.png"; done
 
 # The CDK app (infra/, its own Go module, so jsii stays out of the root

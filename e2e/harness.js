@@ -164,10 +164,16 @@ export async function screenshot(page, name) {
 }
 
 let axeSource;
-/** axe runs axe-core in the page and returns violations rated serious or critical. */
-export async function axe(page) {
+/**
+ * axe runs axe-core in the page and returns violations rated serious or
+ * critical. With underCSP the page keeps its own strict CSP (no bypassCSP):
+ * axe is then evaluated through the debugger, which the CSP does not
+ * govern, instead of injected as an inline script it would refuse.
+ */
+export async function axe(page, { underCSP = false } = {}) {
   axeSource ??= await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
-  await page.addScriptTag({ content: axeSource });
+  if (underCSP) await page.evaluate(axeSource);
+  else await page.addScriptTag({ content: axeSource });
   const result = await page.evaluate(async () => globalThis.axe.run(document, { resultTypes: ['violations'] }));
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')

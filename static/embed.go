@@ -1,7 +1,9 @@
 // Package static embeds vwr's browser pages (static/vwr: the Tier 1 waiting
 // page and the Tier 2 queue page) so that vwr local serves exactly the files a
-// deployment uploads to S3 behind the CDN. The pages are plain HTML, CSS and
-// ES modules: there is no build step between this folder and the browser.
+// deployment uploads to S3 behind the CDN, and the operator console's page
+// (static/console), which only vwr console and vwr local serve. The pages
+// are plain HTML, CSS and ES modules: there is no build step between this
+// folder and the browser.
 package static
 
 import (
@@ -16,6 +18,21 @@ import (
 //
 //go:embed all:vwr
 var files embed.FS
+
+// The operator console's page (internal/console serves it). It is not part
+// of the waiting pages a deployment uploads to S3.
+//
+//go:embed console
+var consoleFiles embed.FS
+
+// Console returns static/console as a file system rooted at the page.
+func Console() fs.FS {
+	sub, err := fs.Sub(consoleFiles, "console")
+	if err != nil {
+		panic("static: embedded console folder missing: " + err.Error())
+	}
+	return sub
+}
 
 // VWR returns static/vwr as a file system rooted at the pages.
 func VWR() fs.FS {

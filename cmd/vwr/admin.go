@@ -17,9 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
 	"github.com/vwr-go/vwr/internal/envconf"
 	"github.com/vwr-go/vwr/internal/jsonhttp"
@@ -282,7 +284,7 @@ func runAdmin(ctx context.Context, inv invocation) int {
 	if raw != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if err := authorizeAdmin(ctx, req, raw, a.tier, auth, env, inv.getenv); err != nil {
+	if err := authorizeAdmin(ctx, req, raw, a.tier, auth, env, inv.Env); err != nil {
 		fmt.Fprintf(inv.Stderr, "vwr admin: %v\n", err)
 		return exitUsage
 	}
@@ -293,27 +295,40 @@ func runAdmin(ctx context.Context, inv invocation) int {
 // under <base>/vwr-api, unless -tier1-url names its API, or the base URL is
 // itself an API Gateway URL (or already ends in /vwr-api, the old form).
 func adminURL(a *adminAction, base, tier1URL, event string) (*url.URL, error) {
-	u, err := parseHTTPURL("-url", base)
+	t1, t2, err := tierRoots(base, tier1URL)
 	if err != nil {
 		return nil, err
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
 	if a.tier == 2 {
-		u.Path = strings.TrimSuffix(u.Path, Tier1Prefix) + "/api/queue/admin/" + a.name + "/" + event
-		return u, nil
+		t2.Path += "/api/queue/admin/" + a.name + "/" + event
+		return t2, nil
 	}
+	t1.Path += "/vwr/admin/" + a.name + "/" + event
+	return t1, nil
+}
+
+// tierRoots are where both tiers' APIs are, from the site's base URL (and
+// Tier 1's own, when given): Tier 2's routes are t2 + /api/queue/…, Tier
+// 1's t1 + /vwr/…. Neither ends in "/".
+func tierRoots(base, tier1URL string) (t1, t2 *url.URL, err error) {
+	u, err := parseHTTPURL("-url", base)
+	if err != nil {
+		return nil, nil, err
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	site := *u
+	site.Path = strings.TrimSuffix(site.Path, Tier1Prefix)
 	switch {
 	case tier1URL != "":
 		if u, err = parseHTTPURL("-tier1-url", tier1URL); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
 	case isAPIGateway(u.Hostname()), strings.HasSuffix(u.Path, Tier1Prefix):
 	default:
 		u.Path += Tier1Prefix
 	}
-	u.Path += "/vwr/admin/" + a.name + "/" + event
-	return u, nil
+	return u, &site, nil
 }
 
 func parseHTTPURL(flagName, raw string) (*url.URL, error) {
@@ -389,7 +404,7 @@ func unwrapURLError(err error) error {
 }
 
 // authorizeAdmin adds the bearer token or, for Tier 1, a SigV4 signature.
-func authorizeAdmin(ctx context.Context, req *http.Request, body []byte, tier int, mode string, env adminEnv, getenv func(string) string) error {
+func authorizeAdmin(ctx context.Context, req *http.Request, body []byte, tier int, mode string, env adminEnv, environ map[string]string) error {
 	if mode == "auto" {
 		mode = "bearer"
 		if strings.HasSuffix(req.URL.Hostname(), ".amazonaws.com") {
@@ -414,37 +429,101 @@ func authorizeAdmin(ctx context.Context, req *http.Request, body []byte, tier in
 		req.Header.Set("Authorization", "Bearer "+tok)
 		return nil
 	case "sigv4":
-		return signSigV4(ctx, req, body, getenv)
+		return signSigV4(ctx, req, body, environ)
 	default:
 		return fmt.Errorf("-auth must be auto, bearer or sigv4, not %q", mode)
 	}
 }
 
 // signSigV4 signs req for execute-api with the default AWS credential chain
-// (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY from getenv), as API Gateway's
-// AWS_IAM authorizer expects.
-func signSigV4(ctx context.Context, req *http.Request, body []byte, getenv func(string) string) error {
+// (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY from environ), as API
+// Gateway's AWS_IAM authorizer expects.
+func signSigV4(ctx context.Context, req *http.Request, body []byte, environ map[string]string) error {
+	s, err := newSigV4(ctx, req.URL.Hostname(), environ)
+	if err != nil {
+		return err
+	}
+	return s.sign(ctx, req, body)
+}
+
+// sigV4 signs requests for execute-api in one region with credentials from
+// the default AWS chain, loaded once (the SDK caches and refreshes them).
+type sigV4 struct {
+	creds  aws.CredentialsProvider
+	region string
+	signer *v4.Signer
+}
+
+// awsChainEnv is what the SigV4 signer reads from the environment: the
+// credentials, or where the SDK's default chain finds them.
+type awsChainEnv struct {
+	AccessKey       string `env:"AWS_ACCESS_KEY_ID"`
+	SecretKey       string `env:"AWS_SECRET_ACCESS_KEY"`
+	SessionToken    string `env:"AWS_SESSION_TOKEN"`
+	Profile         string `env:"AWS_PROFILE"`
+	CredentialsFile string `env:"AWS_SHARED_CREDENTIALS_FILE"`
+	ConfigFile      string `env:"AWS_CONFIG_FILE"`
+	NoIMDS          bool   `env:"AWS_EC2_METADATA_DISABLED"`
+	Region          string `env:"AWS_REGION"`
+}
+
+// newSigV4 loads the AWS configuration for requests to host: static
+// credentials from environ when both keys are set, else the default chain
+// (profile, SSO, role), looking where environ's AWS_SHARED_CREDENTIALS_FILE,
+// AWS_CONFIG_FILE, AWS_PROFILE and AWS_EC2_METADATA_DISABLED say.
+func newSigV4(ctx context.Context, host string, environ map[string]string) (*sigV4, error) {
+	var e awsChainEnv
+	if err := envconf.Parse(&e, environ); err != nil {
+		return nil, fmt.Errorf("sigv4: %w", err)
+	}
 	var opts []func(*awsconfig.LoadOptions) error
-	if id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"); id != "" && secret != "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN"))))
+	if e.AccessKey != "" && e.SecretKey != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(e.AccessKey, e.SecretKey, e.SessionToken)))
+	}
+	if e.CredentialsFile != "" {
+		opts = append(opts, awsconfig.WithSharedCredentialsFiles([]string{e.CredentialsFile}))
+	}
+	if e.ConfigFile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigFiles([]string{e.ConfigFile}))
+	}
+	if e.Profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(e.Profile))
+	}
+	if e.NoIMDS {
+		opts = append(opts, awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return fmt.Errorf("sigv4: load AWS config: %w", err)
+		return nil, fmt.Errorf("sigv4: load AWS config: %w", err)
 	}
-	region := apiRegion(req.URL.Hostname())
+	region := apiRegion(host)
 	if region == "" {
-		region = orDefault(getenv("AWS_REGION"), cfg.Region)
+		region = orDefault(e.Region, cfg.Region)
 	}
 	if region == "" {
-		return errors.New("sigv4: set AWS_REGION (the URL does not name one)")
+		return nil, errors.New("sigv4: set AWS_REGION (the URL does not name one)")
 	}
-	creds, err := cfg.Credentials.Retrieve(ctx)
+	if cfg.Credentials == nil {
+		return nil, errors.New("sigv4: no AWS credentials (set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+	}
+	return &sigV4{creds: cfg.Credentials, region: region, signer: v4.NewSigner()}, nil
+}
+
+// check retrieves the credentials once, so a missing one is said at start.
+func (s *sigV4) check(ctx context.Context) error {
+	if _, err := s.creds.Retrieve(ctx); err != nil {
+		return fmt.Errorf("sigv4: no usable AWS credentials (set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY): %w", err)
+	}
+	return nil
+}
+
+func (s *sigV4) sign(ctx context.Context, req *http.Request, body []byte) error {
+	creds, err := s.creds.Retrieve(ctx)
 	if err != nil {
 		return fmt.Errorf("sigv4: AWS credentials: %w", err)
 	}
 	sum := sha256.Sum256(body)
-	return v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "execute-api", region, time.Now())
+	return s.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "execute-api", s.region, time.Now())
 }
 
 // apiRegion reads the region from an execute-api host name

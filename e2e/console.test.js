@@ -1,0 +1,286 @@
+// The operator console in Chromium against the real `vwr local -demo`: the
+// demo's simulated crowd moves while the console's charts follow it, a
+// pause (by keyboard alone) stops the serving counter, a threshold empties
+// the Tier 2 line, axe finds nothing in either language, and a page on
+// another origin of the same host cannot steer it. The screenshots are the
+// README's (make screenshots).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  QUEUE_ADMIN, SHOTS, TIER1_ADMIN, VIEWPORTS, api, axe, freePort, launchChromium, screenshot, sleep, startVWR, waitFor,
+} from './harness.js';
+
+import { niceStep, segments, spans, windowOf, xStep, yTicks } from '../static/console/chart.js';
+import { duration, pickLang, tables, translator } from '../static/console/i18n.js';
+
+let vwr;
+let browser;
+
+test('chart helpers: round ticks from 0, gaps, shaded spans, the window', () => {
+  assert.deepEqual(yTicks(0), [0, 1]);
+  assert.deepEqual(yTicks(3), [0, 1, 2, 3]);
+  assert.deepEqual(yTicks(37), [0, 10, 20, 30, 40]);
+  assert.deepEqual(yTicks(1234), [0, 500, 1000, 1500]);
+  assert.equal(niceStep(7), 2);
+  // A missing reading or a jump in time breaks the line.
+  assert.deepEqual(segments([[0, 1], [1, 2], [2, null], [3, 4], [10, 5]], 3), [[[0, 1], [1, 2]], [[3, 4]], [[10, 5]]]);
+  const s = [0, 1, 2, 3, 4].map((at) => ({ at, p: at === 1 || at === 2 || at === 4 }));
+  assert.deepEqual(spans(s, (x) => x.p, 1), [[1, 3], [4, 5]]);
+  assert.equal(windowOf(undefined, 0, 300000), 60000);
+  assert.equal(windowOf(0, 90000, 300000), 120000);
+  assert.equal(windowOf(0, 3600000, 300000), 300000);
+  assert.equal(xStep(60000), 15000);
+  assert.equal(xStep(300000), 60000);
+});
+
+test('console words: both languages have every key, durations read well', () => {
+  assert.deepEqual(Object.keys(tables.ko).sort(), Object.keys(tables.en).sort());
+  const en = translator('en');
+  const ko = translator('ko');
+  assert.equal(pickLang('ko-KR', 'en'), 'ko');
+  assert.equal(pickLang(undefined, 'fr'), 'en');
+  assert.equal(duration(en, 45), '45 s');
+  assert.equal(duration(en, 250), '4 min 10 s');
+  assert.equal(duration(ko, 7500), '2시간 5분');
+  assert.equal(en('chart.ago', 30000), '−30 s');
+  assert.equal(ko('chart.ago', 120000), '−2분');
+});
+
+before(async () => {
+  // 40 visitors, 2 let through Tier 1 per 2 s tick: the line lasts ~40 s,
+  // long enough to pause it with people waiting.
+  vwr = await startVWR({ flags: ['-demo-crowd', '40', '-demo-batch', '2'] });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await vwr?.stop();
+});
+
+const status1 = async () => (await api(vwr.base, 'GET', '/vwr-api/vwr/admin/status/demo', { token: TIER1_ADMIN })).body;
+const stats2 = async () => (await api(vwr.base, 'GET', '/api/queue/admin/stats/demo', { token: QUEUE_ADMIN })).body;
+
+/** value reads a headline number of the page ("1,234" → 1234). */
+async function value(page, testid) {
+  const s = await page.textContent(`[data-testid="${testid}"]`);
+  const n = Number.parseInt(String(s).replace(/[^\d-]/g, ''), 10);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** line is the points of a chart's last drawn segment of series cls. */
+function line(page, chart, cls) {
+  return page.evaluate(([c, k]) => {
+    const all = document.querySelectorAll(`#${c} polyline.${k}`);
+    return all.length ? all[all.length - 1].getAttribute('points') : '';
+  }, [chart, cls]);
+}
+
+async function signIn(page, token) {
+  await page.waitForSelector('#signin:not([hidden])');
+  await page.fill('#token', token);
+  await page.press('#token', 'Enter');
+}
+
+/** confirm answers the open confirmation dialog with its Confirm button. */
+async function confirm(page) {
+  await page.waitForSelector('dialog#confirm[open]');
+  await page.click('#confirm-yes');
+}
+
+test('the console follows the demo sale live and steers it', async () => {
+  const ctx = await browser.newContext({ viewport: VIEWPORTS.desktop });
+  const page = await ctx.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  // The page runs under its own CSP (no bypassCSP): anything it refused is a bug.
+  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) problems.push(m.text()); });
+  await page.goto(`${vwr.base}/vwr/console/#event=demo`);
+
+  // Signing in: a wrong token is refused, axe is clean on the form.
+  await signIn(page, 'not-the-token');
+  await waitFor(async () => (await page.textContent('[data-testid="signin-error"]')).includes('does not open'), { what: 'the wrong-token message' });
+  assert.deepEqual(await axe(page, { underCSP: true }), [], 'axe on the sign-in form');
+  await signIn(page, TIER1_ADMIN);
+  await page.waitForSelector('#app:not([hidden])');
+  await waitFor(async () => (await page.textContent('#event-title')) === 'Event demo' && (await value(page, 'serving')) === 0, { what: 'the demo event, before anyone came' });
+  assert.equal(await value(page, 't1-waiting'), 0);
+
+  // The crowd arrives (a page load of the waiting room lets it in) and the
+  // charts follow it: places handed out, then the serving counter rising.
+  const r = await fetch(`${vwr.base}/vwr/?event=demo`);
+  assert.equal(r.status, 200);
+  await waitFor(async () => (await value(page, 't1-waiting')) > 0, { what: 'Tier 1 waiting > 0 on the console' });
+  const first = await line(page, 'chart-t1', 's2');
+  const serving0 = await value(page, 'serving');
+  await waitFor(async () => (await value(page, 'serving')) >= serving0 + 4 && (await line(page, 'chart-t1', 's2')) !== first,
+    { what: 'the serving counter rising on the chart' });
+  await waitFor(async () => (await value(page, 't2-line')) >= 2, { what: 'a Tier 2 line' });
+  assert.match(await page.textContent('#chart-t1 .summary'), /Places handed out 40/);
+  assert.match(await page.textContent('[data-testid="proj-1"]'), /waiting ÷ .* let through per minute/);
+
+  // The table toggle gives the same readings as text.
+  await page.click('#chart-t1 .toggle');
+  assert.equal(await page.getAttribute('#chart-t1 .toggle', 'aria-expanded'), 'true');
+  await waitFor(async () => (await page.locator('#chart-t1 table.data tbody tr').count()) >= 5, { what: 'the Tier 1 table' });
+
+  // Pause by keyboard alone: Tab to the control, Enter, confirm, Enter.
+  await page.evaluate(() => document.activeElement?.blur());
+  let focused = '';
+  for (let i = 0; i < 80 && focused !== 'pause'; i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => document.activeElement?.dataset?.action || '');
+  }
+  assert.equal(focused, 'pause', 'Tab reaches the Pause control');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('dialog#confirm[open]');
+  assert.match(await page.textContent('[data-testid="confirm-text"]'), /Pause demo\?/);
+  assert.match(await page.textContent('[data-testid="confirm-call"]'), /POST Tier 1 \/vwr\/admin\/pause\/demo/);
+  assert.equal((await status1()).paused, false, 'nothing changed before the confirmation');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'confirm-no', 'the dialog starts on Cancel');
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'confirm-yes');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => /Pause: done \(HTTP 200\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the pause answer' });
+  assert.match(await page.textContent('[data-testid="result-body"]'), /"paused": true/);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'result', 'focus moves to the answer');
+
+  // The serving counter stops while people wait: three advancer ticks later
+  // it is where it was, on the page and in the API.
+  await waitFor(async () => (await page.textContent('[data-testid="badges"]')).includes('paused'), { what: 'the paused badge' });
+  const held = await value(page, 'serving');
+  const waiting = await value(page, 't1-waiting');
+  assert.ok(waiting > 0, `people wait at Tier 1 while paused (${waiting})`);
+  await sleep(6500);
+  assert.equal(await value(page, 'serving'), held, 'the serving counter stood still');
+  assert.equal((await status1()).servingCounter, held);
+  assert.match(await page.textContent('[data-testid="proj-1"]'), /Not while paused/);
+  assert.ok(await page.locator('#chart-t1 rect.band.paused').count() >= 1, 'the pause is shaded on the chart');
+
+  // A threshold: the Tier 2 line empties into the protected pages.
+  assert.ok((await value(page, 't2-line')) >= 1, 'someone waits at Tier 2 before the threshold');
+  await page.fill('#f-threshold', '50');
+  await page.click('[data-action="threshold"]');
+  await page.waitForSelector('dialog#confirm[open]');
+  assert.match(await page.textContent('[data-testid="confirm-text"]'), /Allow 50 people/);
+  await confirm(page);
+  await waitFor(async () => /Set threshold: done \(HTTP 200\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the threshold answer' });
+  await waitFor(async () => (await value(page, 't2-line')) === 0 && (await page.textContent('#chart-t2active .summary')).includes('Threshold 50'),
+    { what: 'the Tier 2 line emptied on the console' });
+  const s2 = await stats2();
+  assert.equal(s2.threshold, 50);
+  assert.equal(s2.queueSize, 0);
+  assert.ok((await value(page, 'on-pages')) > 3, 'more than the old threshold are on the pages');
+
+  // An empty value asks nothing; a refusal is shown as the API gave it.
+  await page.fill('#f-by', '');
+  await page.click('[data-action="advance"]');
+  assert.equal(await page.locator('dialog#confirm[open]').count(), 0, 'no confirmation for an empty value');
+  assert.equal(await page.getAttribute('#f-by', 'aria-invalid'), 'true');
+  await page.fill('#f-by', '0');
+  await page.click('[data-action="advance"]');
+  await confirm(page);
+  await waitFor(async () => /Advance now: refused \(HTTP 400\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the refused advance' });
+  assert.match(await page.textContent('[data-testid="result-body"]'), /"code": "invalid_config"/);
+  await page.fill('#f-by', '5');
+  await page.click('[data-action="advance"]');
+  await confirm(page);
+  await waitFor(async () => /Advance now: done \(HTTP 200\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the advance answer' });
+
+  assert.deepEqual(await axe(page, { underCSP: true }), [], 'axe on the live console (English)');
+  // The README's pictures: the whole desktop page, and the phone's first
+  // screen (the list and the event's numbers), with the advance shown.
+  await waitFor(async () => (await value(page, 'serving')) >= held + 5, { what: 'the advance on the console' });
+  await page.click('#chart-t1 .toggle');
+  await screenshot(page, 'console');
+  await page.setViewportSize(VIEWPORTS.phone);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await sleep(500);
+  await mkdir(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, 'console-phone.png') });
+  await page.setViewportSize(VIEWPORTS.desktop);
+
+  // Korean: the same page, the session kept.
+  await page.click('#lang');
+  await page.waitForURL(/lang=ko/);
+  await page.waitForSelector('#app:not([hidden])');
+  await waitFor(async () => (await page.textContent('#event-title')) === '이벤트 demo', { what: 'the Korean console' });
+  assert.equal(await page.getAttribute('html', 'lang'), 'ko');
+  assert.match(await page.textContent('[data-testid="badges"]'), /일시 정지/);
+  assert.deepEqual(await axe(page, { underCSP: true }), [], 'axe on the live console (Korean)');
+  assert.deepEqual(problems, [], 'no script errors');
+  await ctx.close();
+});
+
+test('a page on another origin of the same host cannot steer the console', async () => {
+  const ctx = await browser.newContext({ viewport: VIEWPORTS.desktop });
+  const page = await ctx.newPage();
+  await page.goto(`${vwr.base}/vwr/console/`);
+  await signIn(page, QUEUE_ADMIN);
+  await page.waitForSelector('#app:not([hidden])');
+  const csrf = await page.evaluate(async () => (await (await fetch('api/session')).json()).csrf);
+  assert.ok(csrf, 'the session has a CSRF token');
+  const before1 = await status1();
+
+  // The attacker: another port of 127.0.0.1, so the same site, where a
+  // SameSite cookie alone would still be sent.
+  const port = await freePort();
+  const evil = createServer((req, res) => {
+    res.setHeader('Content-Type', 'text/html');
+    res.end(`<!doctype html><title>evil</title>
+      <form id="f" method="post" action="${vwr.base}/vwr/console/api/events/demo/deactivate" enctype="text/plain">
+        <input name='{"x":"' value='"}'></form>`);
+  });
+  evil.listen(port, '127.0.0.1');
+  await once(evil, 'listening');
+  try {
+    const attacker = await ctx.newPage();
+    await attacker.goto(`http://127.0.0.1:${port}/`);
+    // A fetch that sends the cookie (no-cors, so no preflight stops it first),
+    // even with the CSRF token it somehow learnt.
+    const sent = await attacker.evaluate(async ([url, token]) => {
+      const out = [];
+      for (const headers of [{ 'Content-Type': 'text/plain' }, { 'X-CSRF-Token': token }]) {
+        try {
+          const r = await fetch(url, { method: 'POST', credentials: 'include', mode: 'no-cors', headers, body: '{}' });
+          out.push(r.type);
+        } catch (e) {
+          out.push(`error: ${e.message}`);
+        }
+      }
+      return out;
+    }, [`${vwr.base}/vwr/console/api/events/demo/deactivate`, csrf]);
+    assert.equal(sent.length, 2);
+    // A form posted across: a navigation, but not a GET.
+    const nav = attacker.waitForNavigation();
+    await attacker.evaluate(() => document.getElementById('f').submit());
+    await nav;
+    const body = await attacker.textContent('body');
+    assert.match(body, /"code":"cross_site"/, `the cross-site form got: ${body}`);
+    const after1 = await status1();
+    assert.equal(after1.active, true, 'the event is still active');
+    assert.equal(after1.updatedAt, before1.updatedAt, 'nothing was written');
+  } finally {
+    evil.close();
+  }
+  // The console's own page still works with the same session.
+  const ok = await page.evaluate(async (token) => {
+    const r = await fetch('api/events/demo/resume', { method: 'POST', headers: { 'X-CSRF-Token': token } });
+    return r.status;
+  }, csrf);
+  assert.equal(ok, 200);
+  await ctx.close();
+});
+
+test('the console takes Authorization: Bearer without a session', async () => {
+  const r = await api(vwr.base, 'GET', '/vwr/console/api/live?event=demo', { token: QUEUE_ADMIN });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.event.eventId, 'demo');
+  assert.ok(r.body.event.samples.length >= 1);
+  const no = await api(vwr.base, 'GET', '/vwr/console/api/live?event=demo', { token: 'wrong' });
+  assert.equal(no.status, 401);
+});
