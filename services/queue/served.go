@@ -19,20 +19,29 @@ type Served struct {
 	// Pass says the user came with a Tier 1 pass: served once, done for
 	// good. Users named by a trusted header may join again at the back.
 	Pass bool
-	// SlotEnd is the end of the slot they were given; zero once Left.
+	// SlotEnd is the end of the slot they were given; zero once Left or
+	// Idle.
 	SlotEnd time.Time
 	Left    bool
+	// Idle says the idle limit freed their slot before its end (a closed
+	// tab): like a leave, the slot is over for good, and a replay after a
+	// loss must not hand it back while someone else holds it.
+	Idle bool
 }
 
 // Value is the entry's encoding in the store and the ledger: "p" (pass) or
-// "h" (header), then the slot's end in unix ms, or "L" once they left.
+// "h" (header), then the slot's end in unix ms, "L" once they left, or "I"
+// once the idle limit freed their slot.
 func (s Served) Value() string {
 	kind := "h"
 	if s.Pass {
 		kind = "p"
 	}
-	if s.Left {
+	switch {
+	case s.Left:
 		return kind + "L"
+	case s.Idle:
+		return kind + "I"
 	}
 	return kind + strconv.FormatInt(s.SlotEnd.UnixMilli(), 10)
 }
@@ -43,8 +52,12 @@ func ParseServed(userID, value string) (Served, error) {
 		return Served{}, fmt.Errorf("queue: malformed served value %q", value)
 	}
 	s := Served{UserID: userID, Pass: value[0] == 'p'}
-	if value[1:] == "L" {
+	switch value[1:] {
+	case "L":
 		s.Left = true
+		return s, nil
+	case "I":
+		s.Idle = true
 		return s, nil
 	}
 	ms, err := strconv.ParseInt(value[1:], 10, 64)

@@ -443,7 +443,7 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	}
 	now := s.clk.Now()
 	start := time.Now()
-	snap, err := s.store.Touch(ctx, TouchInput{EventID: eventID, UserID: who.UserID, Now: now, DefaultThreshold: th, Idle: s.cfg.ActiveIdle})
+	snap, err := s.store.Touch(ctx, TouchInput{EventID: eventID, UserID: who.UserID, Now: now, DefaultThreshold: th, Idle: s.cfg.ActiveIdle, Ledger: s.ledger != nil})
 	s.observe("touch", start, err)
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)

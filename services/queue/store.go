@@ -123,6 +123,7 @@ type TouchInput struct {
 	Now              time.Time
 	DefaultThreshold int64
 	Idle             time.Duration // as in CheckInput
+	Ledger           bool          // as in CheckInput: a slot the idle limit frees is noted for it
 }
 
 // LeaveInput is one leave request.

@@ -530,3 +530,60 @@ func TestSettingsStoreLossDoesNotSplit(t *testing.T) {
 	p.restart()
 	agree("after both instances restart")
 }
+
+// TestIdleHolderNotCountedBackAfterLoss: a holder whose page stopped
+// renewing loses the slot after the idle limit, and the next visitor gets
+// it. Then the queue's Redis is lost while both instances restart. The
+// ledger's replay must not hand the idle holder their slot back: when they
+// return with their pass during the recovery window they are done, and at
+// no moment do more than the threshold hold a valid entry token.
+func TestIdleHolderNotCountedBackAfterLoss(t *testing.T) {
+	t.Parallel()
+	const threshold = 2
+	p := newPair(t, threshold, Config{})
+	a, b, c := p.guest("a", 1, time.Hour), p.guest("b", 2, time.Hour), p.guest("c", 3, time.Hour)
+	for _, g := range []*guest{a, b, c} {
+		p.check(0, g)
+	}
+	p.pass() // the ledger: a and b admitted
+	idle := p.apps[0].Config.Queue().ActiveIdle
+	for elapsed := time.Duration(0); elapsed <= idle; elapsed += 10 * time.Second {
+		p.clk.Advance(10 * time.Second)
+		code, body := p.heartbeat(1, b)
+		wantStatus(t, "b renewing", code, body, 200, "active")
+		p.check(0, c)
+		p.pass()
+	}
+	code, body := p.check(0, c)
+	wantStatus(t, "c after a's idle limit", code, body, 200, "active")
+	p.clk.Advance(time.Second)
+	p.pass() // the ledger: c admitted, and whatever it keeps of a
+	valid := func() []string {
+		var out []string
+		for _, g := range []*guest{a, b, c} {
+			if e, err := p.apps[0].EntryKeys.VerifyEntry(g.entry, p.ev, p.clk.Now()); g.entry != "" && err == nil && e.UserID == g.uid {
+				out = append(out, g.uid)
+			}
+		}
+		return out
+	}
+	if v := valid(); len(v) != threshold {
+		t.Fatalf("valid tokens before the loss: %v", v)
+	}
+	p.flush()
+	p.restart()
+	p.clk.Advance(time.Second)
+	p.heartbeat(0, b) // finds the loss (503 until the replay)
+	p.pass()          // replays the ledger
+	for _, g := range []*guest{b, c} {
+		code, body := p.heartbeat(1, g)
+		wantStatus(t, g.uid+" renewing after the replay", code, body, 200, "active")
+	}
+	code, body = p.check(1, a)
+	wantStatus(t, "a, idle before the loss, back with its pass in the window", code, body, 200, "done")
+	if v := valid(); len(v) > threshold {
+		t.Fatalf("valid entry tokens after the loss: %v, threshold %d", v, threshold)
+	}
+	code, body = p.check(0, a)
+	wantStatus(t, "a again", code, body, 200, "done")
+}

@@ -32,7 +32,7 @@
 local now = tonumber(ARGV[1])
 local since = now - tonumber(ARGV[5])
 local ledger, retain = ARGV[11], tonumber(ARGV[12])
-drop_expired(KEYS[2], now)
+drop_expired(KEYS, now, ledger, retain)
 local th = threshold_of(KEYS[4], ARGV[3], ARGV[6])
 local expires = now + tonumber(ARGV[2])
 local eid, untl = epoch_of(KEYS[8], ARGV[7], ARGV[8], now, tonumber(ARGV[9]), ledger)

@@ -39,7 +39,8 @@
 -- anyone else is asked to come back in a moment (status "wait"): only the
 -- replay can tell who they were. During a recovery window (see epoch_of)
 -- nobody new is admitted, but a token holder missing from active who has
--- not left is counted back into it until ARGV[11]. Otherwise, a pass already served
+-- not left (nor been freed
+-- after the idle limit) is counted back into it until ARGV[11]. Otherwise, a pass already served
 -- (admitted once, or left) is done: status "done" with the reason, and
 -- nothing changes. Otherwise, line empty and fewer than threshold active:
 -- activate until now + TTL. Otherwise queue with ARGV[2] as the base (a
@@ -60,7 +61,7 @@ local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
 local kind, idle, ledger, retain = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonumber(ARGV[15])
 local renewal = ARGV[16] == '1'
-drop_expired(KEYS[2], now)
+drop_expired(KEYS, now, ledger, retain)
 local th = threshold_of(KEYS[4], ARGV[5], ARGV[7])
 local holder = tonumber(ARGV[11]) or 0
 local known = ARGV[8]
@@ -89,7 +90,7 @@ else
     -- tell whether they were let in just before, hold a slot, or left:
     -- ask again then, rather than queue them or count them back now.
     status = 'wait'
-  elseif recovering and back > now and not is_left(served) then
+  elseif recovering and back > now and not is_gone(served) then
     -- Admitted before the loss: counted again, not admitted anew.
     status, expires = 'active', back
     redis.call('ZADD', KEYS[2], math.min(back, now + idle), uid)

@@ -26,11 +26,6 @@ local function heartbeat(queue, uid, score, now)
   if s ~= score then redis.call('ZADD', queue, 'XX', s, uid) end
 end
 
--- drop_expired frees the slots whose free-at (score: the slot's end, or
--- sooner when the holder stopped showing up, see seen) is at or before now.
-local function drop_expired(active, now)
-  redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
-end
 
 -- threshold_of is the event's threshold: the caller's value when fixed is
 -- '1' (events configured in the durable ConfigStore, so a lost key changes
@@ -67,10 +62,6 @@ local function record_admission(admissions, rank_pending, uid, now, since)
   redis.call('ZREMRANGEBYSCORE', admissions, '-inf', since)
   redis.call('HINCRBY', rank_pending, math.floor(now / 1000), 1)
 end
-
--- epoch_of finds or starts the event's epoch ({E}:epoch HASH id, born ms,
--- until ms). A missing hash means the event is new or its state was lost:
--- when the caller had seen an epoch (known ~= ''), it was lost, and a
 
 -- epoch_of finds or starts the event's epoch ({E}:epoch HASH id, born ms,
 -- until ms, replay). A missing hash means the event is new or its state was
@@ -123,9 +114,11 @@ end
 
 -- The served record ({E}:served HASH uid -> value, see queue.Served.Value):
 -- 'p' (came with a Tier 1 pass) or 'h' (named by a trusted header), then
--- the slot's end ms, or 'L' once the user left.
+-- the slot's end ms, 'L' once the user left, or 'I' once the idle limit
+-- freed their slot.
 
--- slot_of is the slot end ms of a served value, or nil (none, or left).
+-- slot_of is the slot end ms of a served value, or nil (none, left, or
+-- freed idle).
 local function slot_of(v)
   if not v then return nil end
   return tonumber(string.sub(v, 2))
@@ -133,10 +126,15 @@ end
 
 local function is_left(v) return v ~= nil and v ~= false and string.sub(v, 2) == 'L' end
 
+-- is_gone: the user left, or their slot was freed after the idle limit
+-- ('I'); either way the slot is over before its end, for good.
+local function is_gone(v) return is_left(v) or (v ~= nil and v ~= false and string.sub(v, 2) == 'I') end
+
 -- done_reason says why a served user holds no slot (queue.Done*).
 local function done_reason(v, now)
   if is_left(v) then return 'left' end
-  if slot_of(v) <= now then return 'slot_ended' end
+  local slot = slot_of(v)
+  if slot and slot <= now then return 'slot_ended' end
   return 'idle'
 end
 
@@ -147,6 +145,22 @@ local function note_served(keys, uid, v, ledger, retain)
   redis.call('HSET', keys[9], uid, v)
   redis.call('PEXPIRE', keys[9], retain)
   if ledger == '1' then redis.call('HSET', keys[10], uid, v) end
+end
+
+-- drop_expired frees the slots whose free-at (score: the slot's end, or
+-- sooner when the holder stopped showing up, see seen) is at or before now.
+-- A slot freed before its end was freed by the idle limit: that is noted as
+-- served ('I', also for the ledger), so that no replay after a loss hands
+-- it back to a holder who had walked away while someone else holds it.
+local function drop_expired(keys, now, ledger, retain)
+  local gone = redis.call('ZRANGEBYSCORE', keys[2], '-inf', now)
+  if #gone == 0 then return end
+  redis.call('ZREMRANGEBYSCORE', keys[2], '-inf', now)
+  for _, uid in ipairs(gone) do
+    local v = redis.call('HGET', keys[9], uid)
+    local slot = slot_of(v)
+    if slot and slot > now then note_served(keys, uid, string.sub(v, 1, 1) .. 'I', ledger, retain) end
+  end
 end
 
 -- activate lets uid in with a slot ending at slot_end, held for grace ms

@@ -23,9 +23,10 @@
 -- held until the window's end (as the grace may move it). Each entry
 -- replaces the user's served value, except that a value written since the
 -- loss (with the ledger on: one still in KEYS[10]; without: any) is newer
--- and stays, unless the entry says the user left. Then:
---   - left: out of active (a leaver counted back before the replay), and,
---     for a pass, out of the line (a leaver who came back to queue again);
+-- and stays, unless the entry says the user is gone. Then:
+--   - gone (left, or freed after the idle limit): out of active (counted
+--     back before the replay), and, for a pass, out of the line (came
+--     back to queue again);
 --   - slot running past now, not active: back into active, out of the line
 --     (an admission nobody had claimed yet, or a holder). The instance
 --     cannot know whether the user is still there, so the slot is held
@@ -45,12 +46,12 @@ for i = 6, #ARGV - 1, 2 do
   local uid, v = ARGV[i], ARGV[i + 1]
   local cur = redis.call('HGET', KEYS[9], uid)
   local fresh = cur and (ARGV[3] ~= '1' or redis.call('HEXISTS', KEYS[10], uid) == 1)
-  if fresh and not (is_left(v) and not is_left(cur)) then v = nil end
+  if fresh and not (is_gone(v) and not is_gone(cur)) then v = nil end
   if v then
     redis.call('HSET', KEYS[9], uid, v)
     local pass = string.sub(v, 1, 1) == 'p'
     local slot = slot_of(v)
-    if is_left(v) then
+    if is_gone(v) then
       redis.call('ZREM', KEYS[2], uid)
       if pass then redis.call('ZREM', KEYS[1], uid) end
     elseif slot > now then

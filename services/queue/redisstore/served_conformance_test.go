@@ -168,6 +168,57 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 	})
 
+	t.Run("a slot the idle limit freed is noted for the ledger, and no replay hands it back", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		in := f.in("a", 1, t0, 1, true)
+		in.Ledger = true
+		f.checkIn(in) // a: a direct entry, then silent
+		in.UserID, in.Score = "b", 2
+		f.checkIn(in) // b waits
+		at := t0.Add(idle)
+		res := f.admitIn(queue.AdmitInput{Now: at, DefaultThreshold: 1, Ledger: true, ClaimGrace: 65 * time.Second})
+		got := map[string]string{}
+		for _, e := range res.Unlogged {
+			got[e.UserID] = e.Value()
+		}
+		idled := queue.Served{UserID: "a", Pass: true, Idle: true}
+		want := map[string]string{"a": idled.Value(), "b": slotOf("b", true, at.Add(ttl)).Value()}
+		if fmt.Sprint(res.Admitted) != "[b]" || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after a's idle limit: admitted %v, unlogged %v; want [b], %v", res.Admitted, got, want)
+		}
+		if back, err := queue.ParseServed("a", idled.Value()); err != nil || back != idled {
+			t.Fatalf("ParseServed(%q) = %+v, %v", idled.Value(), back, err)
+		}
+		// A slot that simply ended is no change: nothing for the ledger.
+		if err := f.s.Logged(f.ctx, f.ev, res.Unlogged); err != nil {
+			t.Fatal(err)
+		}
+		end := at.Add(ttl)
+		f.touch("b", end.Add(-time.Second))
+		if res := f.admitIn(queue.AdmitInput{Now: end, DefaultThreshold: 1, Ledger: true}); len(res.Unlogged) != 0 {
+			t.Fatalf("a slot's end noted %+v", res.Unlogged)
+		}
+		// The store is lost; the ledger says a was let in (an older entry),
+		// then freed idle, and b holds the slot. The replay puts b back,
+		// not a, and a's pass is done, token or not.
+		g := setup(t, newStore)
+		ep := queue.EpochInput{Known: "gone", Candidate: "new-epoch", Window: time.Minute}
+		now := at.Add(time.Second)
+		g.admitIn(queue.AdmitInput{Now: now, DefaultThreshold: 1, Ledger: true, Epoch: ep})
+		g.replay(now, "new-epoch", true, slotOf("a", true, t0.Add(ttl)), slotOf("b", true, at.Add(ttl)), idled)
+		if st, err := g.s.Stats(g.ctx, g.ev, now, 1); err != nil || st.ActiveCount != 1 {
+			t.Fatalf("after the replay: %+v, %v; want b alone active", st, err)
+		}
+		for _, holder := range []time.Time{{}, t0.Add(ttl)} {
+			ia := g.in("a", 1, now, 1, true)
+			ia.Ledger, ia.Epoch, ia.HolderSlotEnd = true, ep, holder
+			if s := g.checkIn(ia); s.Status != queue.StatusDone || s.Done != queue.DoneIdle || s.ActiveCount != 1 {
+				t.Fatalf("a back in the window (token slot %v): %+v, want done (idle), b alone active", holder, s)
+			}
+		}
+	})
+
 	t.Run("served changes wait for the ledger until logged", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)

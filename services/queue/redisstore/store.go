@@ -173,7 +173,7 @@ func (s *Store) checkPipeline(ctx context.Context, ev string, keys []string, arg
 
 // Touch runs touch.lua.
 func (s *Store) Touch(ctx context.Context, in queue.TouchInput) (queue.Snapshot, error) {
-	reply, err := touchScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, ms(in.Now), in.DefaultThreshold, window(), limit(in.Idle)).Slice()
+	reply, err := touchScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, ms(in.Now), in.DefaultThreshold, window(), limit(in.Idle), flag(in.Ledger), retain()).Slice()
 	if err != nil {
 		return queue.Snapshot{}, wrap("touch", in.EventID, err)
 	}

@@ -9,6 +9,8 @@
 -- ARGV[3] -> default threshold
 -- ARGV[4] -> rate window ms
 -- ARGV[5] -> idle limit ms (as ARGV[13] of check.lua)
+-- ARGV[6] -> '1' with the durable ledger on (as ARGV[14] of check.lua)
+-- ARGV[7] -> how long the served record outlives its last change, ms
 --
 -- Returns the reply of check.lua, with status "" when the user is neither
 -- queued nor active (then only the counters are meaningful, and the done
@@ -19,7 +21,7 @@
 local uid = ARGV[1]
 local now = tonumber(ARGV[2])
 local since = now - tonumber(ARGV[4])
-drop_expired(KEYS[2], now)
+drop_expired(KEYS, now, ARGV[6], tonumber(ARGV[7]))
 local th = threshold_of(KEYS[4], ARGV[3], '0')
 local eid, untl = epoch_peek(KEYS[8], now)
 
