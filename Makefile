@@ -10,7 +10,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy testenv-localstack test-localstack
+.PHONY: help run test testenv gotest gotest-race build lambdas validate lint bench bench-scale bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy testenv-localstack test-localstack
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -224,6 +224,9 @@ bench: testenv ## measure everything in BENCHMARKS.md (writes bench/results.json
 	$(GO) tool pprof -top -nodecount 10 bench/bench.test bench/cpu.out > bench/pprof-top.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkSuite$$' -benchtime 1x -timeout 60m -v ./bench/ $(BENCH_FLAGS)
 	@rm -f bench/bench.test bench/cpu.out
+
+bench-scale: testenv ## measure only what a production poll costs Redis (BenchmarkTier2Scale) into bench/results.json and BENCHMARKS.md
+	$(GO) test -run '^$$' -bench '^BenchmarkTier2Scale$$' -benchtime 1x -timeout 20m -v ./bench/ $(BENCH_FLAGS)
 
 bench-draw: testenv ## measure only the draw at 1 M and 10 M tickets (peak memory, time) into bench/results.json and BENCHMARKS.md
 	$(GO) test -run '^$$' -bench '^BenchmarkDrawScale$$' -benchtime 1x -timeout 60m -v ./bench/ $(BENCH_FLAGS)

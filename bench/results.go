@@ -45,6 +45,76 @@ type Results struct {
 	// million tickets (BenchmarkDrawScale, also `make bench-draw` alone,
 	// which keeps the rest of this file).
 	DrawScale DrawScale `json:"drawScale"`
+
+	// Tier2Scale is what Tier 2 costs its Redis per production poll, on a
+	// Cluster and while idle (BenchmarkTier2Scale), before and after the
+	// scale-out work, side by side.
+	Tier2Scale Tier2ScaleRuns `json:"tier2Scale"`
+}
+
+// Tier2ScaleRuns holds the measurement of the path before the scale-out
+// work (kept as measured) and of today's path.
+type Tier2ScaleRuns struct {
+	Before *Tier2Scale `json:"before,omitempty"`
+	After  *Tier2Scale `json:"after,omitempty"`
+}
+
+// Tier2Scale is one BenchmarkTier2Scale run, with its own provenance.
+type Tier2Scale struct {
+	MeasuredAt      string  `json:"measuredAt"`
+	Machine         Machine `json:"machine"`
+	Commit          string  `json:"commit"`
+	Instances       int     `json:"instances"`
+	Connections     int     `json:"connections"`
+	DurationSeconds float64 `json:"durationSeconds"`
+	// Scenarios are joins, polls and direct (as in the A/B table), each
+	// request with a Tier 1 pass on a configured event.
+	Scenarios map[string]ScaleScenario `json:"scenarios"`
+	// ModelledSingleEventCeiling is 1 s ÷ polls' redisMicrosPerCheck: the
+	// polls/s one event's Redis node could answer if it did nothing else.
+	ModelledSingleEventCeiling float64     `json:"modelledSingleEventCeiling"`
+	Cluster                    ClusterPoll `json:"cluster"`
+	Idle                       IdleLoad    `json:"idle"`
+}
+
+// ScaleScenario is one scenario's cost to the queue's Redis.
+type ScaleScenario struct {
+	Checks          int64   `json:"checks"`
+	ChecksPerSecond float64 `json:"checksPerSecond"`
+	// RedisMicrosPerCheck is INFO commandstats' time of the commands the
+	// instances sent (a script's time includes what it runs), per check;
+	// RedisMainThreadMicrosPerCheck the main thread's CPU time (INFO cpu),
+	// which adds reading, parsing and replying.
+	RedisMicrosPerCheck           float64 `json:"redisMicrosPerCheck"`
+	RedisMainThreadMicrosPerCheck float64 `json:"redisMainThreadMicrosPerCheck"`
+	// RedisCommandsPerCheck and RoundTripsPerCheck count what the
+	// instances sent (a go-redis hook), their workers included.
+	RedisCommandsPerCheck float64 `json:"redisCommandsPerCheck"`
+	RoundTripsPerCheck    float64 `json:"roundTripsPerCheck"`
+}
+
+// ClusterPoll is polls of many events through one instance on a 3-node
+// Redis Cluster.
+type ClusterPoll struct {
+	Nodes  int `json:"nodes"`
+	Events int `json:"events"`
+	Checks int `json:"checks"`
+	// NodesPerCheck is the mean number of nodes one check's commands went to.
+	NodesPerCheck float64 `json:"nodesPerCheck"`
+	// EventsOnTwoNodes counts the events whose checks touched more than one node.
+	EventsOnTwoNodes      int     `json:"eventsOnTwoNodes"`
+	RedisCommandsPerCheck float64 `json:"redisCommandsPerCheck"`
+	RoundTripsPerCheck    float64 `json:"roundTripsPerCheck"`
+}
+
+// IdleLoad is what a fleet sends its Redis while many events hold
+// visitors and nobody waits.
+type IdleLoad struct {
+	Events              int     `json:"events"`
+	Instances           int     `json:"instances"`
+	Seconds             float64 `json:"seconds"`
+	CommandsPerSecond   float64 `json:"idleCommandsPerSecond"`
+	RoundTripsPerSecond float64 `json:"roundTripsPerSecond"`
 }
 
 // RecoveryRun is one rehearsal with a loss of Tier 2's Redis, measured
@@ -271,6 +341,8 @@ func Render(r Results) string {
 		}
 	}
 
+	renderTier2Scale(p, r.Tier2Scale)
+
 	ds := r.DrawScale
 	p("\n### Draw: close and draw at scale\n\n")
 	p("A scheduled sale's close and draw as the advancer Lambda runs them (`tier1.Service` over the Redis store on one redis-server: list the tickets page by page, sort, stream the Merkle root, commit R; fetch and verify the beacon round from the local stand-in, order, write the chunks), in a process of its own with GOMEMLIMIT=%.0fMiB (what a 1,024 MB Lambda sets itself) and GOMAXPROCS=%d. The tickets are seeded into Redis by another process first. ", ds.GoMemLimitMiB, ds.GoMaxProcs)
@@ -290,4 +362,50 @@ func Render(r Results) string {
 
 	p("\nCommands, in the order `make bench` runs them:\n\n```sh\n%s\n```\n\n%s\n", strings.Join(r.Commands, "\n"), EndMarker)
 	return b.String()
+}
+
+// renderTier2Scale is the before/after table of BenchmarkTier2Scale.
+func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
+	if t.Before == nil && t.After == nil {
+		return
+	}
+	runs := []*Tier2Scale{t.Before, t.After}
+	names := []string{"before", "after"}
+	p("\n### Tier 2 at scale: what a production poll costs Redis\n\n")
+	p("`BenchmarkTier2Scale`: checks carry a Tier 1 pass on an event configured in a settings store (Tier 1's Redis store, on a server apart from the queue's) and are spread over several instances, each assembled as bin/queue is; Redis figures are from INFO on the queue's own redis-server, command counts from a go-redis hook on every instance (their workers included). ")
+	p("The modelled single-event ceiling is 1 s ÷ Redis µs per poll. The Cluster run polls 30 events through one instance on the project's 3-node Cluster. Idle: every event holds one visitor, nobody waits, the instances' jobs run; the instances send as fast as the machine lets them, so on a small shared machine this figure is bounded by its CPU rather than by what the design would send.\n\n")
+	for i, m := range runs {
+		if m != nil {
+			p("- %s: measured %s at vwr commit %s on %d cores (%s), 1-minute load average %.2f when it started; %d instances, %d connections, %.0f s per scenario.\n",
+				names[i], m.MeasuredAt, m.Commit, m.Machine.Cores, m.Machine.CPU, m.Machine.LoadAverage, m.Instances, m.Connections, m.DurationSeconds)
+		}
+	}
+	p("\n| figure | before | after |\n|---|---:|---:|\n")
+	cell := func(m *Tier2Scale, f func(*Tier2Scale) string) string {
+		if m == nil {
+			return "not measured"
+		}
+		return f(m)
+	}
+	row := func(name string, f func(*Tier2Scale) string) {
+		p("| %s | %s | %s |\n", name, cell(t.Before, f), cell(t.After, f))
+	}
+	for _, sc := range Scenarios {
+		row(sc+": checks/s (this machine)", func(m *Tier2Scale) string { return fmt.Sprintf("%.0f", m.Scenarios[sc].ChecksPerSecond) })
+		row(sc+": redisMicrosPerCheck (commandstats)", func(m *Tier2Scale) string { return fmt.Sprintf("%.1f", m.Scenarios[sc].RedisMicrosPerCheck) })
+		row(sc+": Redis main-thread CPU µs per check", func(m *Tier2Scale) string {
+			return fmt.Sprintf("%.1f", m.Scenarios[sc].RedisMainThreadMicrosPerCheck)
+		})
+		row(sc+": redisCommandsPerCheck", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Scenarios[sc].RedisCommandsPerCheck) })
+		row(sc+": round trips per check", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Scenarios[sc].RoundTripsPerCheck) })
+	}
+	row("modelledSingleEventCeiling (polls/s)", func(m *Tier2Scale) string { return fmt.Sprintf("%.0f", m.ModelledSingleEventCeiling) })
+	row("Cluster: nodesPerCheck", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Cluster.NodesPerCheck) })
+	row("Cluster: events whose checks touch two nodes", func(m *Tier2Scale) string {
+		return fmt.Sprintf("%d of %d", m.Cluster.EventsOnTwoNodes, m.Cluster.Events)
+	})
+	row("Cluster: commands per check", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Cluster.RedisCommandsPerCheck) })
+	row("idleCommandsPerSecond", func(m *Tier2Scale) string {
+		return fmt.Sprintf("%.0f (%d events, %d instances, %.0f s)", m.Idle.CommandsPerSecond, m.Idle.Events, m.Idle.Instances, m.Idle.Seconds)
+	})
 }

@@ -230,6 +230,12 @@ func BenchmarkSuite(b *testing.B) {
 	res.Recovery = recoveryRuns(b, root, bins, own.Addr, res.Versions.Commit)
 	// A scheduled sale's close and draw at scale, in a process of its own.
 	res.DrawScale = measureDrawScale(b, root)
+	// What a production poll costs Redis, beside the "before" column kept
+	// from bench/results.json.
+	res.Tier2Scale.Before = keptTier2Before(b, root)
+	after := measureTier2Scale(b, root)
+	res.Tier2Scale.After = &after
+	res.Commands = append(res.Commands, "go test -run '^$' -bench '^BenchmarkTier2Scale$' -benchtime 1x ./bench/   # inside BenchmarkSuite")
 	writeResults(b, root, res)
 }
 
