@@ -124,7 +124,7 @@ type Observer interface {
 	// ScriptDone reports one store operation (one Lua script on Redis):
 	// name is check, touch, leave, set_threshold, stats, ranking,
 	// active_events, loads, lock, unlock, admit, retire, cleanup, ping,
-	// replay, logged, epoch, ledger_append, ledger_read or put_epoch.
+	// replay, logged, relog, epoch, ledger_append, ledger_read or put_epoch.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).

@@ -133,6 +133,18 @@ func (s *Settings) Open() []string {
 	return ids
 }
 
+// Events lists every configured event, open or not, sorted.
+func (s *Settings) Events() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.byEvent))
+	for id := range s.byEvent {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // Loaded reports whether a refresh has succeeded at least once.
 func (s *Settings) Loaded() bool {
 	s.mu.RLock()

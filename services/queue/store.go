@@ -67,6 +67,11 @@ type Store interface {
 	// (AdmitResult.Unlogged) once they are in the durable ledger; a change
 	// made meanwhile stays for the next pass.
 	Logged(ctx context.Context, eventID string, entries []Served) error
+	// Relog queues the event's whole served record for the durable ledger
+	// again (after the store that keeps the ledger lost data), leaving any
+	// change already queued as it is, and lists the event so that an
+	// admission pass appends it. It returns how many entries it queued.
+	Relog(ctx context.Context, eventID string) (int, error)
 	// CleanupStale removes the queued users silent for at least seenTTL as of
 	// now, and notes the oldest heartbeat it kept (StoreStats.OldestHeartbeat).
 	CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error)

@@ -73,6 +73,10 @@ type Worker struct {
 	soon chan string
 	// windowEnds are the recovery windows a timer is armed for.
 	windowEnds sync.Map // event id + window end → true
+	// relogMu guards relogged, the settings-store losses whose ledgers this
+	// worker has queued again (relog).
+	relogMu  sync.Mutex
+	relogged int
 }
 
 // NewWorker returns a worker over svc's store and configuration. A nil logger
@@ -169,6 +173,7 @@ func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
 // slot. A failing event does not stop the others; their errors are joined.
 func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 	w.svc.unclaimed.sweep(w.svc.clk.Now())
+	relogErr := w.relog(ctx)
 	loads, err := w.scan(ctx)
 	if err != nil {
 		return 0, err
@@ -183,7 +188,47 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 			work = append(work, l.EventID)
 		}
 	}
-	return w.each(ctx, work, w.admitEvent)
+	n, err := w.each(ctx, work, w.admitEvent)
+	return n, errors.Join(relogErr, err)
+}
+
+// relog queues every configured event's served record for the durable
+// ledger again once the settings store, which keeps the ledgers, is found
+// to have lost data (Settings.Losses): the served record in the queue's
+// store still knows who was let in and who left, and without it in the
+// ledger a later loss of the queue's store would forget them (a leaver's
+// token counted back, a served pass admitted again). The next admission
+// pass appends what it queued. Until every event is queued it tries again
+// at each pass.
+func (w *Worker) relog(ctx context.Context) error {
+	s := w.svc
+	if s.settings == nil || s.ledger == nil {
+		return nil
+	}
+	w.relogMu.Lock()
+	defer w.relogMu.Unlock()
+	losses := s.settings.Losses()
+	if losses == w.relogged {
+		return nil
+	}
+	var errs []error
+	queued := 0
+	for _, ev := range s.settings.Events() {
+		start := time.Now()
+		n, err := s.store.Relog(ctx, ev)
+		s.observe("relog", start, err)
+		if err != nil {
+			errs = append(errs, unavailable("relog", ev, err))
+			continue
+		}
+		queued += n
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	w.relogged = losses
+	w.log.Warn("the settings store lost data; queued every event's served record for its ledger again", "entries", queued)
+	return nil
 }
 
 // scan lists the active events and reads their counters.

@@ -587,3 +587,69 @@ func TestIdleHolderNotCountedBackAfterLoss(t *testing.T) {
 	code, body = p.check(0, a)
 	wantStatus(t, "a again", code, body, 200, "done")
 }
+
+// TestLedgerSurvivesSettingsStoreLoss: the settings store, which holds the
+// durable ledger too, loses everything while the instances run; some time
+// later the queue's Redis is lost as well, and both instances restart.
+// What was served before the first loss must still be known after the
+// second: a leaver's still-valid token is refused, not counted back, and
+// the passes served before are done, not queued again.
+func TestLedgerSurvivesSettingsStoreLoss(t *testing.T) {
+	t.Parallel()
+	const threshold = 2
+	p := newPair(t, threshold, Config{SettingsRefresh: envconf.Millis(time.Hour)})
+	a, b, c := p.guest("a", 1, time.Hour), p.guest("b", 2, time.Hour), p.guest("c", 3, time.Hour)
+	for _, g := range []*guest{a, b, c} {
+		p.check(0, g)
+	}
+	p.pass() // the ledger: a and b admitted
+	tokenA := a.entry
+	p.leave(1, a) // in the ledger before it is answered
+	a.entry = tokenA
+	p.clk.Advance(time.Second)
+	p.pass()
+	code, body := p.check(0, c)
+	wantStatus(t, "c takes a's slot", code, body, 200, "active")
+	p.pass() // the ledger: c admitted
+	// The settings store loses everything; the instances find out at their
+	// next refresh and write back what they hold.
+	ctx := context.Background()
+	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
+	t.Cleanup(func() { crdb.Close() })
+	keys, err := crdb.Keys(ctx, p.csPre+"*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("settings keys %v, %v", keys, err)
+	}
+	if err := crdb.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, app := range p.apps {
+		if err := app.Settings.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		p.clk.Advance(time.Second)
+		p.pass()
+	}
+	// Then the queue's Redis is lost, and every instance restarts.
+	p.flush()
+	p.restart()
+	p.clk.Advance(time.Second)
+	p.heartbeat(0, b) // finds the loss (503 until the replay)
+	p.pass()          // replays the ledger
+	for _, g := range []*guest{b, c} {
+		code, body := p.heartbeat(1, g)
+		wantStatus(t, g.uid+" renewing after the replay", code, body, 200, "active")
+	}
+	code, body = p.heartbeat(0, a)
+	wantStatus(t, "a's token, left before both losses", code, body, 410, "left")
+	a.entry = ""
+	code, body = p.check(1, a)
+	wantStatus(t, "a's pass after both losses", code, body, 200, "done")
+	p.clk.Advance(p.apps[0].Config.Queue().RecoveryWindow)
+	p.pass()
+	if got := fmt.Sprint(p.admissions()); got != "[a b c]" {
+		t.Fatalf("admissions %s, want nobody twice", got)
+	}
+}

@@ -33,6 +33,8 @@ var (
 	replayLua string
 	//go:embed logged.lua
 	loggedLua string
+	//go:embed relog.lua
+	relogLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
@@ -55,10 +57,12 @@ var (
 	replayScript = redis.NewScript(lib + replayLua)
 	// loggedScript forgets served changes the durable ledger now holds.
 	loggedScript = redis.NewScript(lib + loggedLua)
+	// relogScript queues a page of the served record for the ledger again.
+	relogScript = redis.NewScript(lib + relogLua)
 	// releaseScript is compare-and-delete: it releases the admission lock
 	// and clears a retired tombstone after its relist.
 	releaseScript = redis.NewScript(releaseLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, releaseScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript}

@@ -261,6 +261,53 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 	})
 
+	t.Run("relog queues the whole served record for the ledger again, never over a newer change", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		var want []string
+		for i := range 2500 { // more than one page
+			uid := fmt.Sprintf("u%04d", i)
+			in := f.in(uid, int64(i+1), t0, 5000, true)
+			in.Ledger = true
+			f.checkIn(in)
+			want = append(want, uid)
+		}
+		f.leavePass("u0000", true)
+		res := f.admitIn(queue.AdmitInput{Now: t0, DefaultThreshold: 5000, Ledger: true})
+		if len(res.Unlogged) != 2500 {
+			t.Fatalf("unlogged %d, want 2500", len(res.Unlogged))
+		}
+		if err := f.s.Logged(f.ctx, f.ev, res.Unlogged); err != nil {
+			t.Fatal(err)
+		}
+		// The event was retired meanwhile: relog lists it again.
+		if err := f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+			t.Fatal(err)
+		}
+		f.leavePass("u0001", true) // a change already queued stays as it is
+		n, err := f.s.Relog(f.ctx, f.ev)
+		if err != nil || n != 2499 {
+			t.Fatalf("Relog: %d, %v; want 2499 (u0001's leave was queued already)", n, err)
+		}
+		if !f.listed() {
+			t.Fatal("relog left the event unlisted: no worker would append what it queued")
+		}
+		res = f.admitIn(queue.AdmitInput{Now: t0.Add(time.Second), DefaultThreshold: 5000, Ledger: true})
+		got := map[string]string{}
+		for _, e := range res.Unlogged {
+			got[e.UserID] = e.Value()
+		}
+		if len(got) != 2500 || got["u0000"] != left("u0000", true).Value() || got["u0001"] != left("u0001", true).Value() ||
+			got["u2499"] != slotOf("u2499", true, t0.Add(ttl)).Value() {
+			t.Fatalf("queued again: %d entries, u0000 %q, u0001 %q, u2499 %q", len(got), got["u0000"], got["u0001"], got["u2499"])
+		}
+		// An event with no served record queues nothing and stays unlisted.
+		g := setup(t, newStore)
+		if n, err := g.s.Relog(g.ctx, g.ev); err != nil || n != 0 || g.listed() {
+			t.Fatalf("Relog of an empty event: %d, %v, listed %v", n, err, g.listed())
+		}
+	})
+
 	t.Run("a loss awaits the ledger's replay, which rebuilds who was served", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)

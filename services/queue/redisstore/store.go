@@ -430,6 +430,36 @@ func (s *Store) Logged(ctx context.Context, eventID string, entries []queue.Serv
 	return nil
 }
 
+// relogPage is how many served entries one relog.lua call copies (about).
+const relogPage = 1000
+
+// Relog runs relog.lua over the event's whole served record, a page at a
+// time, then lists the event so that a worker appends what it queued.
+func (s *Store) Relog(ctx context.Context, eventID string) (int, error) {
+	keys, total := s.k.eventKeys(eventID), 0
+	for cursor := "0"; ; {
+		reply, err := relogScript.Run(ctx, s.rdb, keys, cursor, relogPage).Slice()
+		if err != nil {
+			return total, wrap("relog", eventID, err)
+		}
+		if len(reply) != 2 {
+			return total, wrap("relog", eventID, fmt.Errorf("unexpected reply %v", reply))
+		}
+		cursor = fmt.Sprint(reply[0])
+		n, _ := reply[1].(int64)
+		total += int(n)
+		if cursor == "0" {
+			break
+		}
+	}
+	if total > 0 {
+		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), eventID).Err(); err != nil {
+			return total, wrap("relog", eventID, err)
+		}
+	}
+	return total, nil
+}
+
 // Ping checks the connection.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
