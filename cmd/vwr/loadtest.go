@@ -36,7 +36,9 @@ import (
 // instance and its worker) plus a second Tier 2 instance on the same Redis,
 // so that tier2-kill has one to kill. Tier 1 keeps its state apart from
 // Tier 2's Redis, as DynamoDB does in production: on an embedded Redis of
-// its own, or on DynamoDB when VWR_TIER1_STORE=dynamodb (moto locally).
+// its own, on the Redis at VWR_TIER1_REDIS_URL (another server; the
+// embedded one limits large rehearsals), or on DynamoDB when
+// VWR_TIER1_STORE=dynamodb (moto locally).
 
 func init() {
 	register(&command{
@@ -217,10 +219,18 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	setDefault("QUEUE_OPEN_EVENTS", "false")
 	var counter *dynamostore.Counter
 	tier1Store := "redis"
-	if env["VWR_TIER1_STORE"] == "dynamodb" {
+	switch {
+	case env["VWR_TIER1_STORE"] == "dynamodb":
 		tier1Store = "dynamodb"
 		counter = dynamostore.NewCounter()
-	} else {
+	case env["VWR_TIER1_REDIS_URL"] != "":
+		// A Redis of the caller's for Tier 1 (a real server takes more
+		// enters than the embedded one); it must not be Tier 2's.
+		if env["VWR_TIER1_REDIS_URL"] == env["REDIS_URL"] {
+			return nil, errors.New("VWR_TIER1_REDIS_URL must not be Tier 2's REDIS_URL: a Redis fault would hit Tier 1 too")
+		}
+		env["VWR_TIER1_STORE"] = "redis"
+	default:
 		// Tier 1 apart from Tier 2's Redis, so a Redis fault hits Tier 2 only.
 		m1, err := miniredis.Run()
 		if err != nil {

@@ -255,77 +255,103 @@ func (e *estimates) errors(done time.Time, lateDone time.Duration, out []float64
 
 // peopleAheadError compares every count of people ahead a visitor's page
 // showed (at its place and from later status documents) with the real count
-// then: the places handed out by that moment between the document's serving
-// counter and the visitor's place. A place counts from the midpoint of its
-// assign request (the store handed it out somewhere in between).
+// then: the places handed out between the document's serving counter and
+// the visitor's place. The tool sees a place handed out somewhere between
+// its assign request's send and its answer, and an assign answer's count was
+// made somewhere between its own send and answer; so the real count lies
+// between the places certainly handed out by the earliest moment the count
+// can refer to and those possibly handed out by the latest, and a count
+// within that span is off by nothing.
 func peopleAheadError(vs []*visitor) *AheadError {
-	type place struct {
-		pos int64
-		at  time.Time
-	}
-	type query struct {
-		at          time.Time
-		s, p, shown int64
-	}
-	var places []place
-	var qs []query
+	var sent, recv []placeAt
+	var qs []aheadQuery
 	for _, v := range vs {
 		if v.requestID == "" || v.passThrough || v.position <= 0 || v.enterRecv.IsZero() {
 			continue
 		}
-		places = append(places, place{v.position, v.enterSent.Add(v.enterRecv.Sub(v.enterSent) / 2)})
+		sent, recv = append(sent, placeAt{v.position, v.enterSent}), append(recv, placeAt{v.position, v.enterRecv})
 		for _, a := range v.ahead1 {
 			if v.position > a.serving {
-				qs = append(qs, query{a.t, a.serving, v.position, a.shown})
+				qs = append(qs, aheadQuery{from: a.from, to: a.t, s: a.serving, p: v.position, shown: a.shown})
 			}
 		}
 	}
 	if len(qs) == 0 {
 		return &AheadError{}
 	}
-	sort.Slice(places, func(i, j int) bool { return places[i].at.Before(places[j].at) })
-	sort.Slice(qs, func(i, j int) bool { return qs[i].at.Before(qs[j].at) })
-	pos := make([]int64, len(places))
-	for i, pl := range places {
+	// Certainly handed out by from, and possibly by to.
+	lo := countAhead(recv, qs, func(q aheadQuery) time.Time { return q.from })
+	hi := countAhead(sent, qs, func(q aheadQuery) time.Time { return q.to })
+	var rel []float64
+	var within int64
+	for i, q := range qs {
+		shown := float64(q.shown)
+		diff := math.Max(0, math.Max(float64(lo[i].ahead)-shown, shown-float64(hi[i].ahead)))
+		line := float64(hi[i].line)
+		if diff <= max(0.02*line, 16) {
+			within++
+		}
+		if line > 0 {
+			rel = append(rel, diff/line)
+		}
+	}
+	sort.Float64s(rel)
+	return &AheadError{Samples: int64(len(qs)), WithinBound: round4(float64(within) / float64(len(qs))),
+		MedianOfLine: round4(quantile(rel, 0.5)), P90OfLine: round4(quantile(rel, 0.9)), MaxOfLine: round4(quantile(rel, 1))}
+}
+
+// placeAt is a place and a moment it is known by.
+type placeAt struct {
+	pos int64
+	at  time.Time
+}
+
+// aheadQuery is one people-ahead count shown for place p with the serving
+// counter at s, referring to a moment between from and to.
+type aheadQuery struct {
+	from, to    time.Time
+	s, p, shown int64
+}
+
+type aheadCount struct{ ahead, line int64 }
+
+// countAhead answers, for each query in qs, how many of places were known
+// by its moment (when) and lie between its s and p (ahead), or after s
+// (line): a walk through time over a Fenwick tree of positions.
+func countAhead(places []placeAt, qs []aheadQuery, when func(aheadQuery) time.Time) []aheadCount {
+	ps := append([]placeAt(nil), places...)
+	sort.Slice(ps, func(i, j int) bool { return ps[i].at.Before(ps[j].at) })
+	pos := make([]int64, len(ps))
+	for i, pl := range ps {
 		pos[i] = pl.pos
 	}
 	sort.Slice(pos, func(i, j int) bool { return pos[i] < pos[j] })
 	// rank is the count of places at positions ≤ x.
 	rank := func(x int64) int { return sort.Search(len(pos), func(i int) bool { return pos[i] > x }) }
 	fw := make([]int64, len(pos)+1)
-	add := func(i int) {
-		for ; i < len(fw); i += i & -i {
-			fw[i]++
-		}
-	}
-	upTo := func(i int) (n int64) { // handed-out places among the first i positions
+	upTo := func(i int) (n int64) {
 		for ; i > 0; i -= i & -i {
 			n += fw[i]
 		}
 		return n
 	}
-	var rel []float64
-	var within, total int64
-	k := 0
-	for _, q := range qs {
-		for k < len(places) && !places[k].at.After(q.at) {
-			add(rank(places[k].pos))
-			k++
-		}
-		real := upTo(rank(q.p-1)) - upTo(rank(q.s))
-		line := upTo(len(pos)) - upTo(rank(q.s))
-		diff := math.Abs(float64(q.shown - real))
-		if diff <= max(0.02*float64(line), 16) {
-			within++
-		}
-		total++
-		if line > 0 {
-			rel = append(rel, diff/float64(line))
-		}
+	order := make([]int, len(qs))
+	for i := range order {
+		order[i] = i
 	}
-	sort.Float64s(rel)
-	return &AheadError{Samples: total, WithinBound: round4(float64(within) / float64(total)),
-		MedianOfLine: round4(quantile(rel, 0.5)), P90OfLine: round4(quantile(rel, 0.9)), MaxOfLine: round4(quantile(rel, 1))}
+	sort.Slice(order, func(a, b int) bool { return when(qs[order[a]]).Before(when(qs[order[b]])) })
+	out := make([]aheadCount, len(qs))
+	k := 0
+	for _, i := range order {
+		q := qs[i]
+		for ; k < len(ps) && !ps[k].at.After(when(q)); k++ {
+			for j := rank(ps[k].pos); j < len(fw); j += j & -j {
+				fw[j]++
+			}
+		}
+		out[i] = aheadCount{ahead: upTo(rank(q.p-1)) - upTo(rank(q.s)), line: upTo(len(pos)) - upTo(rank(q.s))}
+	}
+	return out
 }
 
 // redisLoss says whether a fault of this kind loses what Tier 2's Redis

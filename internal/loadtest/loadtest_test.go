@@ -220,3 +220,35 @@ func TestProgressWritesPlainLinesOffATerminal(t *testing.T) {
 		t.Fatal("isTerminal")
 	}
 }
+
+// TestPeopleAheadErrorSpan: a count is compared with the real count's span
+// — places certainly handed out by the earliest moment it refers to, to
+// those possibly handed out by the latest — and is off by its distance
+// from that span.
+func TestPeopleAheadErrorSpan(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// Places 1…40 are handed out one a second: asked at i, answered at i+0.5.
+	var vs []*visitor
+	for i := 1; i <= 40; i++ {
+		vs = append(vs, &visitor{requestID: "r", position: int64(i), enterSent: at(float64(i)), enterRecv: at(float64(i) + 0.5)})
+	}
+	last := vs[39]
+	// At 20.2 s places 1…19 are certain and 20 possible: 19 or 20 ahead
+	// of place 40 with the serving counter at 0.
+	last.ahead1 = []aheadShown{
+		{from: at(20.2), t: at(20.2), serving: 0, shown: 19},
+		{from: at(20.2), t: at(20.2), serving: 0, shown: 20},
+		{from: at(20.2), t: at(20.2), serving: 0, shown: 39}, // 19 too many: outside 16
+		{from: at(10.2), t: at(20.2), serving: 5, shown: 6},  // 4…15 ahead in that span (places 6…9 to 6…20): in
+	}
+	e := peopleAheadError(vs)
+	if e.Samples != 4 || e.WithinBound != 0.75 {
+		t.Fatalf("%+v: want 4 counts, 3 within the bound", *e)
+	}
+	// The one outside: 19 more than 20, of a line of 20.
+	if e.MaxOfLine != 0.95 {
+		t.Fatalf("max error %v of the line, want 19 of 20", e.MaxOfLine)
+	}
+}

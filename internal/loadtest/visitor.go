@@ -188,7 +188,7 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 			v.enterSent, v.enterRecv, v.lateEnter, v.est1, v.lastWaitSent1 = res.sent, res.recv, v.late, b.EstimatedWait, time.Time{}
 			v.est1Served = b.Position <= b.ServingCounter
 			v.later1, v.ahead1 = estimates{}, nil
-			v.ahead1 = append(v.ahead1, aheadShown{t: res.recv, serving: b.ServingCounter, shown: b.PeopleAhead})
+			v.ahead1 = append(v.ahead1, aheadShown{from: res.sent, t: res.recv, serving: b.ServingCounter, shown: b.PeopleAhead})
 		}
 		v.requestID, v.position, v.serving, v.nextPoll = b.RequestID, b.Position, b.ServingCounter, b.NextPoll
 		v.dueAt1 = res.recv.Add(secs(b.EstimatedWait))
@@ -208,7 +208,7 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 		// The page's own estimate from the document (wait.js).
 		if w, ok := b.Page().Wait(v.position, res.recv); ok && !w.AfterDraw && v.position > b.ServingCounter {
 			v.later1.add(res.recv, float64(w.Seconds), v.late)
-			v.ahead1 = append(v.ahead1, aheadShown{t: res.recv, serving: b.ServingCounter, shown: w.PeopleAhead})
+			v.ahead1 = append(v.ahead1, aheadShown{from: res.recv, t: res.recv, serving: b.ServingCounter, shown: w.PeopleAhead})
 			v.dueAt1, v.nextPoll = res.recv.Add(secs(float64(w.Seconds))), 0
 		}
 		return v.afterUpdate()
@@ -571,10 +571,12 @@ func (e *estimates) add(t time.Time, est float64, late time.Duration) {
 	}
 }
 
-// aheadShown is a count of people ahead the page showed: as of t (the
-// document's read), with the serving counter then.
+// aheadShown is a count of people ahead the page showed, with the serving
+// counter it counted from: as of a moment between from and t (an assign
+// answer was made while its request was under way; the page's own count
+// is for when it read the document).
 type aheadShown struct {
-	t       time.Time
+	from, t time.Time
 	serving int64
 	shown   int64
 }
