@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vwr-go/vwr/internal/clock"
 )
 
 const testToken = "console-test-token"
@@ -406,6 +409,56 @@ func TestOneReadPerIntervalForAllTabs(t *testing.T) {
 	}
 }
 
+// TestIdleWatchesMakeRoom: the console watches at most maxWatches events
+// at once, but a watch nobody has asked for since watchIdle gives its place
+// to the next event, so a long-running console never runs out.
+func TestIdleWatchesMakeRoom(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewManual(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	b := setup(t, func(c *Config) { c.Clock = clk; c.SampleEvery = 20 * time.Millisecond; c.ListEvery = time.Hour })
+	c, _ := b.signIn(t)
+	watch := func(ev string) *httptest.ResponseRecorder {
+		return b.do(b.req("GET", "/vwr/console/api/live?event="+ev, "", withCookie(c)))
+	}
+	for i := range maxWatches {
+		if w := watch(fmt.Sprintf("ev%d", i)); w.Code != 200 {
+			t.Fatalf("watch %d: %d %s", i, w.Code, w.Body)
+		}
+	}
+	if w := watch("one-more"); w.Code != 503 || code(t, w) != "too_many_watches" {
+		t.Fatalf("a watch beyond %d while all are read: %d %s", maxWatches, w.Code, w.Body)
+	}
+	// Everyone stops asking: each reader stops once it sees the idle time.
+	clk.Advance(watchIdle + time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for running := maxWatches; running > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d readers still run after their watches went idle", running)
+		}
+		time.Sleep(20 * time.Millisecond)
+		running = 0
+		b.srv.mu.Lock()
+		for _, w := range b.srv.watches {
+			w.mu.Lock()
+			if w.running {
+				running++
+			}
+			w.mu.Unlock()
+		}
+		b.srv.mu.Unlock()
+	}
+	if w := watch("one-more"); w.Code != 200 {
+		t.Fatalf("a new watch after the others went idle: %d %s", w.Code, w.Body)
+	}
+	b.srv.mu.Lock()
+	n := len(b.srv.watches)
+	_, kept := b.srv.watches["one-more"]
+	b.srv.mu.Unlock()
+	if n != maxWatches || !kept {
+		t.Fatalf("%d watches kept (the new one: %v), want %d", n, kept, maxWatches)
+	}
+}
+
 func TestStateOf(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -427,6 +480,7 @@ func TestStateOf(t *testing.T) {
 		{"drawing", &tier1Status{Active: true, Sale: &sale{Phase: "drawing"}}, nil, StateDrawing, "drawing"},
 		{"drawn is just active", &tier1Status{Active: true, Sale: &sale{Phase: "drawn"}}, nil, StateActive, "active"},
 		{"cancelled", &tier1Status{Active: true, Sale: &sale{Phase: "cancelled"}}, nil, StateCancelled, "cancelled"},
+		{"neither tier knows it", nil, nil, StateUnknown, "unknown"},
 		{"recovering and paused", &tier1Status{Active: true, Paused: true}, &tier2Stats{Recovering: true}, StateRecovering, "recovering paused"},
 	}
 	for _, tc := range cases {

@@ -92,11 +92,15 @@ const (
 	StateRecovering = "recovering" // Tier 2 rebuilds its line after a lost Redis
 	StateInactive   = "inactive"   // Tier 1 lets everyone through
 	StateCancelled  = "cancelled"  // a scheduled sale the operator cancelled
+	StateUnknown    = "unknown"    // neither tier answered with the event
 )
 
 // stateOf names an event's state from whichever tiers know it. Flags hold
 // every condition; the state is the most urgent of them.
 func stateOf(t1 *tier1Status, t2 *tier2Stats, now time.Time) (string, []string) {
+	if t1 == nil && t2 == nil {
+		return StateUnknown, []string{StateUnknown}
+	}
 	var flags []string
 	if t2 != nil && t2.Recovering {
 		flags = append(flags, StateRecovering)

@@ -77,24 +77,47 @@ func (s *Server) watchOf(ctx context.Context, eventID string) (*watch, error) {
 	w, ok := s.watches[eventID]
 	if !ok {
 		if len(s.watches) >= maxWatches {
+			s.forgetIdle()
+		}
+		if len(s.watches) >= maxWatches {
 			s.mu.Unlock()
 			return nil, errTooManyWatches
 		}
 		w = &watch{event: eventID}
 		s.watches[eventID] = w
 	}
-	s.mu.Unlock()
-
+	// Marked running under s.mu, so forgetIdle never drops a watch that
+	// is about to start.
 	w.mu.Lock()
 	w.asked = now
 	start := !w.running
 	w.running = true
 	w.mu.Unlock()
+	s.mu.Unlock()
 	if start {
 		s.sample(ctx, w)
 		go s.read(w)
 	}
 	return w, nil
+}
+
+// forgetIdle drops the watch nobody has asked for the longest among those
+// whose reader has stopped, with its history, to make room for another
+// event. Called with s.mu held.
+func (s *Server) forgetIdle() {
+	var oldest string
+	var at time.Time
+	for id, w := range s.watches {
+		w.mu.Lock()
+		idle, asked := !w.running, w.asked
+		w.mu.Unlock()
+		if idle && (oldest == "" || asked.Before(at)) {
+			oldest, at = id, asked
+		}
+	}
+	if oldest != "" {
+		delete(s.watches, oldest)
+	}
 }
 
 // read samples w every SampleEvery until nobody asked for watchIdle (or
@@ -372,7 +395,7 @@ func (s *Server) refreshList(ctx context.Context) {
 
 var stateRank = map[string]int{
 	StateRecovering: 0, StateDrawing: 1, StatePrequeue: 2, StatePaused: 3, StateActive: 4,
-	StateScheduled: 5, StateCancelled: 6, StateInactive: 7,
+	StateScheduled: 5, StateCancelled: 6, StateInactive: 7, StateUnknown: 8,
 }
 
 // liveBody is GET api/live: the list, and the watched event's readings
@@ -447,6 +470,11 @@ func (s *Server) view(w *watch, since int64) *eventBody {
 	defer w.mu.Unlock()
 	b := &eventBody{Row: Row{EventID: w.event, Tier1: w.t1, Tier2: w.t2}, Seq: w.seq, Draw: w.draw, Samples: []Sample{}}
 	b.State, b.Flags = stateOf(w.t1, w.t2, now)
+	// Tier 1 knows no event it never activated: for its waiting room that
+	// is an inactive event (everyone passes), not an error.
+	if w.t1 == nil && w.t2 == nil && w.e1 != nil && w.e1.Status == http.StatusNotFound {
+		b.State, b.Flags = StateInactive, []string{StateInactive}
+	}
 	b.Projection = Projection{Tier1: project1(w.t1), Tier2: project2(w.t2, now)}
 	if w.e1 != nil || w.e2 != nil {
 		b.Errors = map[string]*upstreamError{}
