@@ -292,6 +292,30 @@ func TestConsoleSignsTier1WithSigV4(t *testing.T) {
 		}
 	}
 
+	// The stand-in is no pushover: a request without a signature, or one
+	// whose body changed after signing, is refused.
+	unsigned, _ := http.NewRequest("POST", srv.URL+"/vwr/admin/pause/e1", nil)
+	tampered, _ := http.NewRequest("POST", srv.URL+"/vwr/admin/pause/e1", strings.NewReader(`{"by":2}`))
+	sum := sha256.Sum256([]byte(`{"by":1}`))
+	if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: api.akid, SecretAccessKey: api.secret},
+		tampered, hex.EncodeToString(sum[:]), "execute-api", "eu-west-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for name, req := range map[string]*http.Request{"unsigned": unsigned, "tampered": tampered} {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 403 {
+			t.Fatalf("a %s request reached the IAM route: %d", name, resp.StatusCode)
+		}
+	}
+	if api.paused.Load() || api.bad.Load() != 2 {
+		t.Fatalf("after two forged requests: paused %v, refused %d", api.paused.Load(), api.bad.Load())
+	}
+	api.bad.Store(0)
+
 	page := startConsole(t, env(api.secret), "-url", srv.URL, "-tier1-url", srv.URL, "-auth", "sigv4")
 	code, body := consoleCall(t, "GET", page+"api/live?event=e1", consoleToken, "")
 	e := field(body, "event")
