@@ -8,10 +8,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  QUEUE_ADMIN, SHOTS, TIER1_ADMIN, VIEWPORTS, api, axe, freePort, launchChromium, screenshot, sleep, startVWR, waitFor,
+  QUEUE_ADMIN, SHOTS, TIER1_ADMIN, VIEWPORTS, api, axe, freePort, launchChromium, screenshot, startVWR, waitFor,
 } from './harness.js';
 
 import { niceStep, segments, spans, windowOf, xStep, yTicks } from '../static/console/chart.js';
@@ -19,6 +19,7 @@ import { duration, pickLang, tables, translator } from '../static/console/i18n.j
 
 let vwr;
 let browser;
+const DEMO_TICK_MS = 2000; // vwr local -demo's advancer tick
 
 test('chart helpers: round ticks from 0, gaps, shaded spans, the window', () => {
   assert.deepEqual(yTicks(0), [0, 1]);
@@ -48,6 +49,72 @@ test('console words: both languages have every key, durations read well', () => 
   assert.equal(duration(ko, 7500), '2시간 5분');
   assert.equal(en('chart.ago', 30000), '−30 s');
   assert.equal(ko('chart.ago', 120000), '−2분');
+});
+
+/** palette reads console.css's custom properties: light, and dark over light. */
+async function palettes() {
+  const css = await readFile(new URL('../static/console/console.css', import.meta.url), 'utf8');
+  const vars = (block) => Object.fromEntries([...block.matchAll(/--([\w-]+):\s*([^;]+);/g)].map((m) => [m[1], m[2].trim()]));
+  const light = vars(css.match(/^:root\s*{([^}]*)}/m)[1]);
+  const dark = { ...light, ...vars(css.match(/@media \(prefers-color-scheme: dark\)\s*{\s*:root\s*{([^}]*)}/)[1]) };
+  return { light, dark };
+}
+
+/** rgba parses #rrggbb or rgba(r, g, b, a). */
+function rgba(c) {
+  const hex = c.match(/^#([0-9a-f]{6})$/i);
+  if (hex) return [0, 2, 4].map((i) => Number.parseInt(hex[1].slice(i, i + 2), 16)).concat(1);
+  const m = c.match(/^rgba?\(([^)]+)\)$/);
+  assert.ok(m, `colour ${c}`);
+  const [r, g, b, a = 1] = m[1].split(',').map(Number);
+  return [r, g, b, a];
+}
+
+/** over composites a translucent colour over an opaque one. */
+const over = (top, bottom) => top.slice(0, 3).map((v, i) => v * top[3] + bottom[i] * (1 - top[3])).concat(1);
+
+/** contrast is WCAG 2's contrast ratio of two opaque colours. */
+function contrast(a, b) {
+  const lum = ([r, g, b2]) => {
+    const f = (v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b2);
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+test('console colours: every pair the page draws meets WCAG AA in both schemes', async () => {
+  // [foreground, background, minimum]: text 4.5:1; lines, shapes, borders
+  // that carry meaning and the focus ring 3:1 (WCAG 1.4.3, 1.4.11).
+  const text = 4.5;
+  const shape = 3;
+  const pairs = [
+    ['text', 'card', text], ['text', 'bg', text], ['muted', 'card', text], ['muted', 'bg', text],
+    ['accent-strong', 'card', text], ['accent-strong', 'bg', text], ['accent-strong', 'accent-soft', text],
+    ['text', 'accent-soft', text], ['muted', 'accent-soft', text],
+    ['ok', 'ok-soft', text], ['ok', 'card', text], ['warn', 'warn-soft', text], ['warn', 'card', text],
+    ['bad', 'bad-soft', text], ['bad', 'card', text], ['text', 'bg', text],
+    ['muted', 'band-paused/card', text], ['muted', 'band-recovering/card', text],
+    ['c1', 'card', shape], ['c2', 'card', shape], ['c3', 'card', shape], ['c4', 'card', shape],
+    ['c1', 'band-paused/card', shape], ['c2', 'band-paused/card', shape],
+    ['c1', 'band-recovering/card', shape], ['c2', 'band-recovering/card', shape],
+    ['muted', 'card', shape], ['accent', 'card', shape], ['accent', 'bg', shape],
+  ];
+  const { light, dark } = await palettes();
+  // The primary button: white on the accent in light, near-black in dark.
+  const failures = [];
+  for (const [scheme, vars, onAccent] of [['light', light, '#ffffff'], ['dark', dark, '#14151a']]) {
+    const colour = (name) => {
+      const [top, under] = name.split('/');
+      const c = rgba(vars[top] ?? top);
+      return under ? over(c, colour(under)) : c;
+    };
+    for (const [fg, bg, min] of [...pairs, [onAccent, 'accent', text]]) {
+      const ratio = contrast(colour(fg), colour(bg));
+      if (ratio < min) failures.push(`${scheme}: ${fg} on ${bg} is ${ratio.toFixed(2)}:1, under ${min}:1`);
+    }
+  }
+  assert.deepEqual(failures, []);
 });
 
 before(async () => {
@@ -100,11 +167,12 @@ test('the console follows the demo sale live and steers it', async () => {
   // The page runs under its own CSP (no bypassCSP): anything it refused is a bug.
   page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) problems.push(m.text()); });
   await page.goto(`${vwr.base}/vwr/console/#event=demo`);
+  await page.evaluate(() => performance.setResourceTimingBufferSize(10000));
 
   // Signing in: a wrong token is refused, axe is clean on the form.
   await signIn(page, 'not-the-token');
   await waitFor(async () => (await page.textContent('[data-testid="signin-error"]')).includes('does not open'), { what: 'the wrong-token message' });
-  assert.deepEqual(await axe(page, { underCSP: true }), [], 'axe on the sign-in form');
+  assert.deepEqual(await axe(page, { underCSP: true, all: true }), [], 'axe on the sign-in form');
   await signIn(page, TIER1_ADMIN);
   await page.waitForSelector('#app:not([hidden])');
   await waitFor(async () => (await page.textContent('#event-title')) === 'Event demo' && (await value(page, 'serving')) === 0, { what: 'the demo event, before anyone came' });
@@ -149,14 +217,20 @@ test('the console follows the demo sale live and steers it', async () => {
   assert.match(await page.textContent('[data-testid="result-body"]'), /"paused": true/);
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'result', 'focus moves to the answer');
 
-  // The serving counter stops while people wait: three advancer ticks later
-  // it is where it was, on the page and in the API.
+  // The serving counter stops while people wait: every reading the console
+  // took over three advancer ticks (the demo's is 2 s) after the pause has
+  // the same serving counter, and so do the page and the API.
   await waitFor(async () => (await page.textContent('[data-testid="badges"]')).includes('paused'), { what: 'the paused badge' });
-  const held = await value(page, 'serving');
-  const waiting = await value(page, 't1-waiting');
-  assert.ok(waiting > 0, `people wait at Tier 1 while paused (${waiting})`);
-  await sleep(6500);
-  assert.equal(await value(page, 'serving'), held, 'the serving counter stood still');
+  let whilePaused = [];
+  await waitFor(async () => {
+    const { body } = await api(vwr.base, 'GET', '/vwr/console/api/live?event=demo', { token: TIER1_ADMIN });
+    whilePaused = body.event.samples.filter((x) => x.t1?.paused);
+    return whilePaused.length >= 2 && whilePaused.at(-1).at - whilePaused[0].at >= 3 * DEMO_TICK_MS;
+  }, { what: 'three advancer ticks of readings while paused', timeout: 60000 });
+  const held = whilePaused[0].t1.serving;
+  assert.deepEqual([...new Set(whilePaused.map((x) => x.t1.serving))], [held], 'the serving counter stood still in every reading');
+  assert.ok(whilePaused.every((x) => x.t1.waiting > 0), 'people waited at Tier 1 all along');
+  await waitFor(async () => (await value(page, 'serving')) === held && (await value(page, 't1-waiting')) > 0, { what: 'the held counter on the page' });
   assert.equal((await status1()).servingCounter, held);
   assert.match(await page.textContent('[data-testid="proj-1"]'), /Not while paused/);
   assert.ok(await page.locator('#chart-t1 rect.band.paused').count() >= 1, 'the pause is shaded on the chart');
@@ -191,15 +265,27 @@ test('the console follows the demo sale live and steers it', async () => {
   await confirm(page);
   await waitFor(async () => /Advance now: done \(HTTP 200\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the advance answer' });
 
-  assert.deepEqual(await axe(page, { underCSP: true }), [], 'axe on the live console (English)');
+  assert.deepEqual(await axe(page, { underCSP: true, all: true }), [], 'axe on the live console (English)');
   // The README's pictures: the whole desktop page, and the phone's first
   // screen (the list and the event's numbers), with the advance shown.
   await waitFor(async () => (await value(page, 'serving')) >= held + 5, { what: 'the advance on the console' });
   await page.click('#chart-t1 .toggle');
   await screenshot(page, 'console');
+  // At most one read a second, shared by every chart: the page's requests
+  // to its console are api/live a second or more apart, the session, and
+  // the controls' POSTs; nothing else.
+  const reads = await page.evaluate(() => performance.getEntriesByType('resource')
+    .map((e) => ({ path: new URL(e.name).pathname, at: e.startTime }))
+    .filter((e) => e.path.includes('/vwr/console/api/')));
+  const live = reads.filter((e) => e.path.endsWith('/api/live')).map((e) => e.at);
+  assert.ok(live.length >= 10, `the page read its console ${live.length} times`);
+  const gaps = live.slice(1).map((at, i) => Math.round(at - live[i]));
+  assert.ok(Math.min(...gaps) >= 950, `api/live gaps (ms): ${gaps.join(' ')}`);
+  assert.deepEqual(reads.filter((e) => !/\/api\/(live|session|events\/demo\/(pause|threshold|advance))$/.test(e.path)), [], 'no other reads');
+
   await page.setViewportSize(VIEWPORTS.phone);
   await page.evaluate(() => window.scrollTo(0, 0));
-  await sleep(500);
+  await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(r)); }));
   await mkdir(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, 'console-phone.png') });
   await page.setViewportSize(VIEWPORTS.desktop);
@@ -211,7 +297,12 @@ test('the console follows the demo sale live and steers it', async () => {
   await waitFor(async () => (await page.textContent('#event-title')) === '이벤트 demo', { what: 'the Korean console' });
   assert.equal(await page.getAttribute('html', 'lang'), 'ko');
   assert.match(await page.textContent('[data-testid="badges"]'), /일시 정지/);
-  assert.deepEqual(await axe(page, { underCSP: true }), [], 'axe on the live console (Korean)');
+  assert.deepEqual(await axe(page, { underCSP: true, all: true }), [], 'axe on the live console (Korean)');
+  // The dark scheme has its own palette: axe checks it too.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  assert.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(15, 16, 22)');
+  assert.deepEqual(await axe(page, { underCSP: true, all: true }), [], 'axe on the live console (Korean, dark)');
+  await page.emulateMedia({ colorScheme: 'light' });
   assert.deepEqual(problems, [], 'no script errors');
   await ctx.close();
 });

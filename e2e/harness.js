@@ -166,17 +166,18 @@ export async function screenshot(page, name) {
 let axeSource;
 /**
  * axe runs axe-core in the page and returns violations rated serious or
- * critical. With underCSP the page keeps its own strict CSP (no bypassCSP):
- * axe is then evaluated through the debugger, which the CSP does not
- * govern, instead of injected as an inline script it would refuse.
+ * critical (every violation with all). With underCSP the page keeps its own
+ * strict CSP (no bypassCSP): axe is then evaluated through the debugger,
+ * which the CSP does not govern, instead of injected as an inline script it
+ * would refuse.
  */
-export async function axe(page, { underCSP = false } = {}) {
+export async function axe(page, { underCSP = false, all = false } = {}) {
   axeSource ??= await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
   if (underCSP) await page.evaluate(axeSource);
   else await page.addScriptTag({ content: axeSource });
   const result = await page.evaluate(async () => globalThis.axe.run(document, { resultTypes: ['violations'] }));
   return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .filter((v) => all || v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 

@@ -418,15 +418,55 @@ function siteURL(path) {
 
 // --- polling --------------------------------------------------------------
 
-async function poll() {
+// At most one read a second, whoever asks for it (the timer, a control's
+// answer, another event chosen): a poll asked for sooner waits its turn,
+// and one asked for while a read is out follows it.
+let lastPoll = -Infinity;
+let polling = false;
+let pollAgain = false;
+
+function poll() {
   clearTimeout(timer);
+  if (polling) {
+    pollAgain = true;
+    return;
+  }
+  const wait = lastPoll + every - performance.now();
+  if (wait > 0) {
+    timer = setTimeout(poll, wait);
+    return;
+  }
+  readLive();
+}
+
+async function readLive() {
+  polling = true;
+  lastPoll = performance.now();
+  try {
+    if (!(await readLiveOnce())) return;
+  } finally {
+    polling = false;
+  }
+  if (document.body.dataset.view !== 'app') return; // signed out meanwhile
+  const next = failures ? Math.min(every * 2 ** failures, 15000) : every;
+  if (pollAgain) {
+    pollAgain = false;
+    poll();
+  } else {
+    timer = setTimeout(poll, next);
+  }
+}
+
+// readLiveOnce reads api/live and shows it; false when signed out.
+async function readLiveOnce() {
   const asked = event;
   const q = asked ? `?event=${encodeURIComponent(asked)}&since=${seq}` : '';
   try {
     const r = await api(`api/live${q}`);
     if (r.status === 401) {
+      pollAgain = false;
       showSignIn();
-      return;
+      return false;
     }
     if (r.status !== 200 || !r.body) throw new Error(`HTTP ${r.status}`);
     failures = 0;
@@ -445,7 +485,7 @@ async function poll() {
     if (event) setText($('errors'), t('err.lost'));
     else setText($('list-error'), t('err.lost'));
   }
-  timer = setTimeout(poll, failures ? Math.min(every * 2 ** failures, 15000) : every);
+  return true;
 }
 
 // --- controls -------------------------------------------------------------
