@@ -8,10 +8,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
+import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  QUEUE_ADMIN, SHOTS, TIER1_ADMIN, VIEWPORTS, api, axe, freePort, launchChromium, screenshot, startVWR, waitFor,
+  QUEUE_ADMIN, ROOT, SHOTS, TIER1_ADMIN, VIEWPORTS, api, axe, buildVWR, freePort, launchChromium, screenshot, startVWR, waitFor,
 } from './harness.js';
 
 import { niceStep, segments, spans, windowOf, xStep, yTicks } from '../static/console/chart.js';
@@ -216,6 +217,14 @@ test('the console follows the demo sale live and steers it', async () => {
   await waitFor(async () => /Pause: done \(HTTP 200\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the pause answer' });
   assert.match(await page.textContent('[data-testid="result-body"]'), /"paused": true/);
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'result', 'focus moves to the answer');
+  // Escape backs out of a confirmation: nothing is sent, focus returns.
+  await page.focus('[data-action="resume"]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('dialog#confirm[open]');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await page.locator('dialog#confirm[open]').count()) === 0, { what: 'the dialog closed by Escape' });
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset?.action), 'resume', 'focus back on the control');
+  assert.equal((await status1()).paused, true, 'Escape changed nothing');
 
   // The serving counter stops while people wait: every reading the console
   // took over three advancer ticks (the demo's is 2 s) after the pause has
@@ -374,4 +383,109 @@ test('the console takes Authorization: Bearer without a session', async () => {
   assert.ok(r.body.event.samples.length >= 1);
   const no = await api(vwr.base, 'GET', '/vwr/console/api/live?event=demo', { token: 'wrong' });
   assert.equal(no.status, 401);
+});
+
+/**
+ * deployment stands in for a deployment's two admin APIs (each behind its
+ * own bearer token) with one event whose Tier 2 is in a recovery window,
+ * whose sale is drawing, and whose admin function has the SQS consumer's
+ * counts: the states vwr local -demo does not reach. The numbers move with
+ * time so the charts have lines.
+ */
+async function deployment({ t1Token, t2Token }) {
+  const started = Date.now();
+  const until = new Date(started + 10 * 60 * 1000).toISOString();
+  const opensAt = new Date(started - 60 * 1000).toISOString();
+  const root = 'ab'.repeat(32);
+  const status = () => {
+    const s = Math.floor((Date.now() - started) / 1000);
+    return {
+      eventId: 'rec', active: true, paused: false, shards: 1, batchSize: 10, servingCounter: 100 + 3 * s, maxAssigned: 900,
+      assigned: 900, admitted: 100 + 3 * s, waiting: 800 - 3 * s, admitRatePerMinute: 180, updatedAt: new Date().toISOString(), pow: 0,
+      sale: { phase: 'drawing', opensAt, round: 4242, roundAt: new Date(started + 20000).toISOString(), root },
+      queueAdmittedLastMinute: 170 + (s % 5),
+    };
+  };
+  const stats = () => ({
+    eventId: 'rec', queueSize: 60, currentUsers: 0, threshold: 50, available: 50, admittedLastMinute: 0,
+    estimatedClearSeconds: 0, recovering: true, recoveringUntil: until,
+  });
+  const server = createServer((req, res) => {
+    const send = (code, body) => { res.writeHead(code, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(body)); };
+    const auth = req.headers.authorization;
+    const u = new URL(req.url, 'http://x');
+    if (u.pathname === '/vwr-api/vwr/draw/rec') return send(200, { eventId: 'rec', status: 'drawing', opensAt, round: 4242, roundAt: new Date(started + 20000).toISOString(), root, n: 900 });
+    if (u.pathname.startsWith('/vwr-api/vwr/admin/')) {
+      if (auth !== `Bearer ${t1Token}`) return send(401, { error: 'admin token required', code: 'unauthorized' });
+      if (u.pathname === '/vwr-api/vwr/admin/events') return send(200, { events: [status()], truncated: false });
+      if (u.pathname === '/vwr-api/vwr/admin/status/rec') return send(200, status());
+    }
+    if (u.pathname.startsWith('/api/queue/admin/')) {
+      if (auth !== `Bearer ${t2Token}`) return send(401, { error: 'admin token required', code: 'unauthorized' });
+      if (u.pathname === '/api/queue/admin/events') return send(200, { events: [stats()], truncated: false });
+      if (u.pathname === '/api/queue/admin/stats/rec') return send(200, stats());
+    }
+    return send(404, { error: 'not found', code: 'not_found' });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
+
+test('vwr console against a deployment: the printed URL signs in, and a recovery window, a drawing sale and the SQS consumer show', async () => {
+  const t1Token = 'deployment-tier1-token';
+  const t2Token = 'deployment-tier2-token';
+  const dep = await deployment({ t1Token, t2Token });
+  const { bin } = await buildVWR();
+  const child = spawn(bin, ['console', '-addr', `127.0.0.1:${await freePort()}`, '-url', dep.url], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, VWR_ADMIN_TOKEN: t1Token, QUEUE_ADMIN_TOKEN: t2Token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (b) => { out += b; });
+  child.stderr.on('data', (b) => { out += b; });
+  const ctx = await browser.newContext({ viewport: VIEWPORTS.desktop });
+  try {
+    const url = await waitFor(() => out.match(/open (http:\/\/127\.0\.0\.1:\d+\/vwr\/console\/#token=\S+)/)?.[1], { what: `vwr console's URL (${out})` });
+    const page = await ctx.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.goto(url);
+    await page.waitForSelector('#app:not([hidden])');
+    assert.ok(!page.url().includes('token='), `the sign-in token left the address bar: ${page.url()}`);
+
+    // The list names the most urgent state; the event shows every one.
+    await waitFor(async () => (await page.textContent('#events-body')).includes('recovering'), { what: 'the recovering event in the list' });
+    await page.click('#events-body a');
+    await waitFor(async () => (await page.textContent('#event-title')) === 'Event rec', { what: 'the event' });
+    await waitFor(async () => /recovering.*drawing/.test(await page.textContent('[data-testid="badges"]')), { what: 'both badges' });
+    assert.match(await page.textContent('[data-testid="recovering"]'), /nobody new is admitted until/);
+    assert.match(await page.textContent('[data-testid="proj-2"]'), /Admissions resume at .* \(the recovery window\)/);
+    await waitFor(async () => (await page.locator('#chart-t2line rect.band.recovering').count()) >= 1, { what: 'the recovery window shaded' });
+
+    // The draw: n, R, the round, its status, the document and the check.
+    assert.equal(await page.isVisible('[data-testid="draw"]'), true);
+    assert.match(await page.textContent('#draw-status'), /waiting for the beacon/);
+    assert.equal(Number((await page.textContent('#draw-n')).replace(/\D/g, '')), 900);
+    assert.equal(await page.textContent('#draw-root'), 'ab'.repeat(32));
+    assert.match(await page.textContent('#draw-round'), /^4,242 /);
+    assert.equal(await page.getAttribute('#draw-doc', 'href'), `${dep.url}/vwr-api/vwr/draw/rec`);
+    assert.equal(await page.textContent('[data-testid="draw-verify"]'), `vwr verify-draw -event rec -url ${dep.url}/vwr-api`);
+
+    // The SQS consumer's count is a third series of the admissions chart.
+    await waitFor(async () => (await page.textContent('#chart-rate .legend')).includes('SQS consumer counted'), { what: 'the SQS series' });
+    assert.equal(await page.isVisible('#sqs-none'), false);
+    await waitFor(async () => (await page.locator('#chart-rate polyline.s3').count()) >= 1, { what: 'the SQS line' });
+
+    // Neither admin token ever reaches the page.
+    const seen = await page.evaluate(async () => `${document.documentElement.outerHTML}${await (await fetch('api/live?event=rec')).text()}`);
+    assert.ok(!seen.includes(t1Token) && !seen.includes(t2Token), 'an admin token reached the browser');
+    assert.deepEqual(await axe(page, { underCSP: true, all: true }), [], 'axe with the recovery banner and the draw');
+    assert.deepEqual(problems, []);
+  } finally {
+    await ctx.close();
+    child.kill('SIGTERM');
+    dep.close();
+  }
 });
