@@ -177,6 +177,38 @@ func (p *pair) flush() {
 	}
 }
 
+// loseSettings deletes every key of the settings store (and so the
+// ledgers), as a FLUSHALL of its own Redis would.
+func (p *pair) loseSettings() {
+	p.t.Helper()
+	ctx := context.Background()
+	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(p.t)})
+	defer crdb.Close()
+	keys, err := crdb.Keys(ctx, p.csPre+"*").Result()
+	if err != nil || len(keys) == 0 {
+		p.t.Fatalf("settings keys %v, %v", keys, err)
+	}
+	if err := crdb.Del(ctx, keys...).Err(); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// loseRedisWithEveryInstance flushes the queue's Redis and restarts both
+// instances; the first holder's renewal finds the loss, the next admission
+// pass replays the ledger, and every holder then renews (counted back).
+func (p *pair) loseRedisWithEveryInstance(holders ...*guest) {
+	p.t.Helper()
+	p.flush()
+	p.restart()
+	p.clk.Advance(time.Second)
+	p.heartbeat(0, holders[0]) // finds the loss (503 until the replay)
+	p.pass()                   // replays the ledger
+	for _, g := range holders {
+		code, body := p.heartbeat(1, g)
+		wantStatus(p.t, g.uid+" renewing after the replay", code, body, 200, "active")
+	}
+}
+
 func (p *pair) admissions() []string {
 	p.order.mu.Lock()
 	defer p.order.mu.Unlock()
@@ -482,16 +514,7 @@ func TestSettingsStoreLossDoesNotSplit(t *testing.T) {
 		t.Fatalf("check of kept: %d", code)
 	}
 	// The store loses its data: every key under its prefix.
-	ctx := context.Background()
-	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
-	t.Cleanup(func() { crdb.Close() })
-	keys, err := crdb.Keys(ctx, p.csPre+"*").Result()
-	if err != nil || len(keys) == 0 {
-		t.Fatalf("settings keys %v, %v", keys, err)
-	}
-	if err := crdb.Del(ctx, keys...).Err(); err != nil {
-		t.Fatal(err)
-	}
+	p.loseSettings()
 	// Instance 1 restarts now: it learns of no event at all. For one the
 	// queue holds state for it answers 503 (retry), never 404; an event
 	// that never was is 404.
@@ -570,15 +593,7 @@ func TestIdleHolderNotCountedBackAfterLoss(t *testing.T) {
 	if v := valid(); len(v) != threshold {
 		t.Fatalf("valid tokens before the loss: %v", v)
 	}
-	p.flush()
-	p.restart()
-	p.clk.Advance(time.Second)
-	p.heartbeat(0, b) // finds the loss (503 until the replay)
-	p.pass()          // replays the ledger
-	for _, g := range []*guest{b, c} {
-		code, body := p.heartbeat(1, g)
-		wantStatus(t, g.uid+" renewing after the replay", code, body, 200, "active")
-	}
+	p.loseRedisWithEveryInstance(b, c)
 	code, body = p.check(1, a)
 	wantStatus(t, "a, idle before the loss, back with its pass in the window", code, body, 200, "done")
 	if v := valid(); len(v) > threshold {
@@ -613,18 +628,9 @@ func TestLedgerSurvivesSettingsStoreLoss(t *testing.T) {
 	p.pass() // the ledger: c admitted
 	// The settings store loses everything; the instances find out at their
 	// next refresh and write back what they hold.
-	ctx := context.Background()
-	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
-	t.Cleanup(func() { crdb.Close() })
-	keys, err := crdb.Keys(ctx, p.csPre+"*").Result()
-	if err != nil || len(keys) == 0 {
-		t.Fatalf("settings keys %v, %v", keys, err)
-	}
-	if err := crdb.Del(ctx, keys...).Err(); err != nil {
-		t.Fatal(err)
-	}
+	p.loseSettings()
 	for _, app := range p.apps {
-		if err := app.Settings.Refresh(ctx); err != nil {
+		if err := app.Settings.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -633,15 +639,7 @@ func TestLedgerSurvivesSettingsStoreLoss(t *testing.T) {
 		p.pass()
 	}
 	// Then the queue's Redis is lost, and every instance restarts.
-	p.flush()
-	p.restart()
-	p.clk.Advance(time.Second)
-	p.heartbeat(0, b) // finds the loss (503 until the replay)
-	p.pass()          // replays the ledger
-	for _, g := range []*guest{b, c} {
-		code, body := p.heartbeat(1, g)
-		wantStatus(t, g.uid+" renewing after the replay", code, body, 200, "active")
-	}
+	p.loseRedisWithEveryInstance(b, c)
 	code, body = p.heartbeat(0, a)
 	wantStatus(t, "a's token, left before both losses", code, body, 410, "left")
 	a.entry = ""
