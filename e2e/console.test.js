@@ -376,6 +376,64 @@ test('a page on another origin of the same host cannot steer the console', async
   await ctx.close();
 });
 
+test('an event opened by id is scheduled, cancelled and activated from the page', async () => {
+  const ctx = await browser.newContext({ viewport: VIEWPORTS.desktop });
+  const page = await ctx.newPage();
+  await page.goto(`${vwr.base}/vwr/console/`);
+  await signIn(page, TIER1_ADMIN);
+  await page.waitForSelector('#app:not([hidden])');
+  // A local date and time as <input type="datetime-local"> takes it.
+  const local = (ms) => {
+    const d = new Date(ms);
+    const p2 = (n) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}T${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
+  };
+  const opens = Math.floor((Date.now() + 2 * 3600 * 1000) / 1000) * 1000;
+  const sale = `sale-${process.pid}`;
+  await page.fill('#open-id', 'not an id!');
+  await page.press('#open-id', 'Enter');
+  assert.equal(await page.getAttribute('#open-id', 'aria-invalid'), 'true');
+  await page.fill('#open-id', sale);
+  await page.press('#open-id', 'Enter');
+  await waitFor(async () => (await page.textContent('#event-title')) === `Event ${sale}` && (await page.textContent('[data-testid="badges"]')).includes('inactive'),
+    { what: 'the new event, inactive' });
+
+  await page.fill('#f-opens', local(opens));
+  await page.fill('#f-from', local(opens - 3600 * 1000));
+  await page.click('[data-action="schedule"]');
+  await page.waitForSelector('dialog#confirm[open]');
+  assert.match(await page.textContent('[data-testid="confirm-call"]'), new RegExp(`"opensAt":"${new Date(opens).toISOString().replace('.000Z', 'Z')}"`));
+  await confirm(page);
+  await waitFor(async () => /Schedule the sale: done \(HTTP 200\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the schedule answer' });
+  await waitFor(async () => (await page.textContent('[data-testid="badges"]')).includes('scheduled') && (await page.isVisible('[data-testid="draw"]')),
+    { what: 'the scheduled badge and the draw panel' });
+  const sched = (await api(vwr.base, 'GET', `/vwr-api/vwr/admin/status/${sale}`, { token: TIER1_ADMIN })).body;
+  assert.equal(Date.parse(sched.sale.opensAt), opens);
+  assert.equal(Date.parse(sched.sale.prequeueFrom), opens - 3600 * 1000);
+
+  await page.click('[data-action="cancel"]');
+  await confirm(page);
+  await waitFor(async () => (await page.textContent('[data-testid="badges"]')).includes('cancelled'), { what: 'the cancelled badge' });
+
+  // Activate (in its disclosure) on another event, by keyboard.
+  const other = `act-${process.pid}`;
+  await page.fill('#open-id', other);
+  await page.press('#open-id', 'Enter');
+  await waitFor(async () => (await page.textContent('#event-title')) === `Event ${other}`, { what: 'the other event' });
+  await page.focus('details summary');
+  await page.keyboard.press('Enter');
+  await page.fill('#f-abatch', '7');
+  await page.focus('[data-action="activate"]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('dialog#confirm[open]');
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => /Activate: done \(HTTP 200\)/.test(await page.textContent('[data-testid="result-line"]')), { what: 'the activation answer' });
+  await waitFor(async () => (await page.textContent('[data-testid="badges"]')).includes('active') && (await value(page, 'batch')) === 7,
+    { what: 'the active event with its batch' });
+  await ctx.close();
+});
+
 test('the console takes Authorization: Bearer without a session', async () => {
   const r = await api(vwr.base, 'GET', '/vwr/console/api/live?event=demo', { token: QUEUE_ADMIN });
   assert.equal(r.status, 200, r.text);

@@ -464,27 +464,31 @@ func TestStateOf(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	later, earlier := now.Add(time.Hour), now.Add(-time.Hour)
 	cases := []struct {
-		name  string
-		t1    *tier1Status
-		t2    *tier2Stats
-		state string
-		flags string
+		name    string
+		t1      *tier1Status
+		t2      *tier2Stats
+		absent1 bool
+		state   string
+		flags   string
 	}{
-		{"active", &tier1Status{Active: true}, &tier2Stats{}, StateActive, "active"},
-		{"Tier 2 only", nil, &tier2Stats{}, StateActive, "active"},
-		{"paused", &tier1Status{Active: true, Paused: true}, nil, StatePaused, "paused"},
-		{"inactive", &tier1Status{}, nil, StateInactive, "inactive"},
-		{"scheduled", &tier1Status{Active: true, Sale: &sale{Phase: "prequeue", PrequeueFrom: &later}}, nil, StateScheduled, "scheduled"},
-		{"pre-queue", &tier1Status{Active: true, Sale: &sale{Phase: "prequeue", PrequeueFrom: &earlier}}, nil, StatePrequeue, "prequeue"},
-		{"pre-queue open from the schedule", &tier1Status{Active: true, Sale: &sale{Phase: "prequeue"}}, nil, StatePrequeue, "prequeue"},
-		{"drawing", &tier1Status{Active: true, Sale: &sale{Phase: "drawing"}}, nil, StateDrawing, "drawing"},
-		{"drawn is just active", &tier1Status{Active: true, Sale: &sale{Phase: "drawn"}}, nil, StateActive, "active"},
-		{"cancelled", &tier1Status{Active: true, Sale: &sale{Phase: "cancelled"}}, nil, StateCancelled, "cancelled"},
-		{"neither tier knows it", nil, nil, StateUnknown, "unknown"},
-		{"recovering and paused", &tier1Status{Active: true, Paused: true}, &tier2Stats{Recovering: true}, StateRecovering, "recovering paused"},
+		{"active", &tier1Status{Active: true}, &tier2Stats{}, false, StateActive, "active"},
+		{"Tier 2 only, Tier 1 never activated it", nil, &tier2Stats{}, true, StateInactive, "inactive"},
+		{"Tier 2 only, Tier 1 not heard", nil, &tier2Stats{}, false, StateUnknown, "unknown"},
+		{"neither tier knows it", nil, nil, true, StateInactive, "inactive"},
+		{"nobody answered", nil, nil, false, StateUnknown, "unknown"},
+		{"recovering, Tier 1 not heard", nil, &tier2Stats{Recovering: true}, false, StateRecovering, "recovering"},
+		{"paused", &tier1Status{Active: true, Paused: true}, nil, false, StatePaused, "paused"},
+		{"inactive", &tier1Status{}, nil, false, StateInactive, "inactive"},
+		{"scheduled", &tier1Status{Active: true, Sale: &sale{Phase: "prequeue", PrequeueFrom: &later}}, nil, false, StateScheduled, "scheduled"},
+		{"pre-queue", &tier1Status{Active: true, Sale: &sale{Phase: "prequeue", PrequeueFrom: &earlier}}, nil, false, StatePrequeue, "prequeue"},
+		{"pre-queue open from the schedule", &tier1Status{Active: true, Sale: &sale{Phase: "prequeue"}}, nil, false, StatePrequeue, "prequeue"},
+		{"drawing", &tier1Status{Active: true, Sale: &sale{Phase: "drawing"}}, nil, false, StateDrawing, "drawing"},
+		{"drawn is just active", &tier1Status{Active: true, Sale: &sale{Phase: "drawn"}}, nil, false, StateActive, "active"},
+		{"cancelled", &tier1Status{Active: true, Sale: &sale{Phase: "cancelled"}}, nil, false, StateCancelled, "cancelled"},
+		{"recovering and paused", &tier1Status{Active: true, Paused: true}, &tier2Stats{Recovering: true}, false, StateRecovering, "recovering paused"},
 	}
 	for _, tc := range cases {
-		st, flags := stateOf(tc.t1, tc.t2, now)
+		st, flags := stateOf(tc.t1, tc.t2, tc.absent1, now)
 		if st != tc.state || strings.Join(flags, " ") != tc.flags {
 			t.Errorf("%s: %s %v, want %s [%s]", tc.name, st, flags, tc.state, tc.flags)
 		}

@@ -92,20 +92,21 @@ const (
 	StateRecovering = "recovering" // Tier 2 rebuilds its line after a lost Redis
 	StateInactive   = "inactive"   // Tier 1 lets everyone through
 	StateCancelled  = "cancelled"  // a scheduled sale the operator cancelled
-	StateUnknown    = "unknown"    // neither tier answered with the event
+	StateUnknown    = "unknown"    // Tier 1 did not answer for the event
 )
 
 // stateOf names an event's state from whichever tiers know it. Flags hold
-// every condition; the state is the most urgent of them.
-func stateOf(t1 *tier1Status, t2 *tier2Stats, now time.Time) (string, []string) {
-	if t1 == nil && t2 == nil {
-		return StateUnknown, []string{StateUnknown}
-	}
+// every condition; the state is the most urgent of them. Tier 1 decides
+// active or inactive: absent1 says Tier 1 answered but has no record of
+// the event (it never activated it, so its waiting room lets everyone
+// through), while a nil t1 without absent1 means Tier 1's view is unknown.
+func stateOf(t1 *tier1Status, t2 *tier2Stats, absent1 bool, now time.Time) (string, []string) {
 	var flags []string
 	if t2 != nil && t2.Recovering {
 		flags = append(flags, StateRecovering)
 	}
-	if t1 != nil {
+	switch {
+	case t1 != nil:
 		if s := t1.Sale; s != nil {
 			switch s.Phase {
 			case "prequeue":
@@ -126,9 +127,13 @@ func stateOf(t1 *tier1Status, t2 *tier2Stats, now time.Time) (string, []string) 
 		case t1.Paused:
 			flags = append(flags, StatePaused)
 		}
-	}
-	if len(flags) == 0 {
-		return StateActive, []string{StateActive}
+		if len(flags) == 0 {
+			flags = append(flags, StateActive)
+		}
+	case absent1:
+		flags = append(flags, StateInactive)
+	case len(flags) == 0:
+		flags = append(flags, StateUnknown)
 	}
 	return flags[0], flags
 }

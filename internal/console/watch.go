@@ -365,7 +365,9 @@ func (s *Server) refreshList(ctx context.Context) {
 	rows := make([]Row, 0, len(order))
 	for _, id := range order {
 		r := byID[id]
-		r.State, r.Flags = stateOf(r.Tier1, r.Tier2, now)
+		// An event missing from a list Tier 1 gave is one it never
+		// activated, or not lately.
+		r.State, r.Flags = stateOf(r.Tier1, r.Tier2, l1 != nil, now)
 		rows = append(rows, *r)
 	}
 	// The events that need eyes first, then by id.
@@ -469,12 +471,9 @@ func (s *Server) view(w *watch, since int64) *eventBody {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	b := &eventBody{Row: Row{EventID: w.event, Tier1: w.t1, Tier2: w.t2}, Seq: w.seq, Draw: w.draw, Samples: []Sample{}}
-	b.State, b.Flags = stateOf(w.t1, w.t2, now)
-	// Tier 1 knows no event it never activated: for its waiting room that
-	// is an inactive event (everyone passes), not an error.
-	if w.t1 == nil && w.t2 == nil && w.e1 != nil && w.e1.Status == http.StatusNotFound {
-		b.State, b.Flags = StateInactive, []string{StateInactive}
-	}
+	// Tier 1 knows no event it never activated (404): for its waiting room
+	// that is an inactive event, not an error.
+	b.State, b.Flags = stateOf(w.t1, w.t2, w.e1 != nil && w.e1.Status == http.StatusNotFound, now)
 	b.Projection = Projection{Tier1: project1(w.t1), Tier2: project2(w.t2, now)}
 	if w.e1 != nil || w.e2 != nil {
 		b.Errors = map[string]*upstreamError{}
