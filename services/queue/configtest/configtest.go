@@ -329,6 +329,7 @@ func ledger(t *testing.T, h Harness) {
 	}
 	later := []queue.Served{
 		{UserID: "u0001", Pass: true, Left: true},
+		{UserID: "u0002", Pass: true, Idle: true},
 		{UserID: "u0003", SlotEnd: slot.Add(time.Minute)},
 		{UserID: "new", Pass: true, SlotEnd: slot},
 	}
@@ -343,7 +344,7 @@ func ledger(t *testing.T, h Harness) {
 		t.Fatalf("read %d users, want %d", len(got), users+1)
 	}
 	for _, e := range append(first[4:10], later...) {
-		if e.UserID == "u0001" || e.UserID == "u0003" {
+		if e.UserID == "u0001" || e.UserID == "u0002" || e.UserID == "u0003" {
 			continue
 		}
 		if got[e.UserID] != e.Value() {
