@@ -119,9 +119,11 @@ test('console colours: every pair the page draws meets WCAG AA in both schemes',
 });
 
 before(async () => {
-  // 40 visitors, 2 let through Tier 1 per 2 s tick: the line lasts ~40 s,
-  // long enough to pause it with people waiting.
-  vwr = await startVWR({ flags: ['-demo-crowd', '40', '-demo-batch', '2'] });
+  // 60 visitors, 2 let through Tier 1 per 2 s tick: the line lasts ~60 s,
+  // long enough to pause it with people waiting on a slow machine. Each
+  // stays a minute on the protected pages, so past the threshold of 3 a
+  // Tier 2 line forms and stays until the threshold is raised.
+  vwr = await startVWR({ flags: ['-demo-crowd', '60', '-demo-batch', '2', '-demo-crowd-stay', '60s'] });
   browser = await launchChromium();
 });
 
@@ -189,7 +191,7 @@ test('the console follows the demo sale live and steers it', async () => {
   await waitFor(async () => (await value(page, 'serving')) >= serving0 + 4 && (await line(page, 'chart-t1', 's2')) !== first,
     { what: 'the serving counter rising on the chart' });
   await waitFor(async () => (await value(page, 't2-line')) >= 2, { what: 'a Tier 2 line' });
-  assert.match(await page.textContent('#chart-t1 .summary'), /Places handed out 40/);
+  assert.match(await page.textContent('#chart-t1 .summary'), /Places handed out 60/);
   assert.match(await page.textContent('[data-testid="proj-1"]'), /waiting ÷ .* let through per minute/);
 
   // The table toggle gives the same readings as text.
