@@ -183,7 +183,7 @@ lint: ## gofmt and go vet
 # `make test-aws` runs them against endpoints the tests did not start:
 # AWS_ENDPOINT_URL for every service, AWS_ENDPOINT_URL_DYNAMODB (optional)
 # for DynamoDB alone. `make test-localstack` starts LocalStack and moto for it.
-AWS_PKGS  := ./internal/tier1/dynamostore/ ./internal/admitted/... ./internal/notify/ ./internal/dynamotable/ ./internal/testenv/ ./lambdas/admitted-consumer/ ./internal/tier1/tier1app/
+AWS_PKGS  := ./internal/tier1/dynamostore/ ./internal/eventsettings/dynamostore/ ./internal/admitted/... ./internal/notify/ ./internal/dynamotable/ ./internal/testenv/ ./lambdas/admitted-consumer/ ./internal/tier1/tier1app/
 AWS_TESTS := ./cmd/vwr/ -run '^(TestEdgeKeys|TestLocalPublishesToSQS)$$'
 
 test-aws: ## run the AWS suites against AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_DYNAMODB for DynamoDB when set)

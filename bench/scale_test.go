@@ -22,8 +22,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/eventsettings"
+	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
 	"github.com/vwr-go/vwr/internal/testenv"
-	t1redis "github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/app"
@@ -190,7 +191,7 @@ type fleet struct {
 	apps   []*app.App
 	urls   []string
 	count  *cmdCounter // every instance's queue-Redis commands
-	cs     *t1redis.Store
+	cs     *esredis.Store
 	t1     *token.KeyRing
 	prefix string
 }
@@ -201,7 +202,7 @@ func newFleet(tb testing.TB, n int, dial func() redis.UniversalClient) *fleet {
 	tb.Helper()
 	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(tb), PoolSize: 64})
 	tb.Cleanup(func() { crdb.Close() })
-	f := &fleet{count: newCmdCounter(), cs: t1redis.New(crdb, t1redis.WithPrefix(testenv.UniqueID(tb)+":")), prefix: testenv.UniqueID(tb) + ":"}
+	f := &fleet{count: newCmdCounter(), cs: esredis.New(crdb, testenv.UniqueID(tb)+":"), prefix: testenv.UniqueID(tb) + ":"}
 	cfg, err := app.FromEnv(map[string]string{
 		"QUEUE_ENTRY_TOKEN_SECRET": token.RandomSecret(), "VWR_TIER1_TOKEN_KEYS": "t1:" + scaleTier1Secret,
 		"QUEUE_ADMIN_TOKEN": "bench", "QUEUE_SEEN_TTL_SECONDS": "3600",
@@ -253,7 +254,7 @@ func (f *fleet) runJobs() (stop func()) {
 func (f *fleet) configure(tb testing.TB, name string, th int64) string {
 	tb.Helper()
 	ev := fmt.Sprintf("%s-%d", name, time.Now().UnixNano()%1e9)
-	if _, err := f.cs.PutQueueSettings(context.Background(), ev, queue.EventSettings{Threshold: th, Open: true}); err != nil {
+	if _, err := f.cs.PutQueueSettings(context.Background(), ev, eventsettings.Settings{Threshold: th, Open: true}); err != nil {
 		tb.Fatal(err)
 	}
 	f.refresh(tb)
@@ -553,7 +554,7 @@ func measureIdle(tb testing.TB, n, instances int, d time.Duration) IdleLoad {
 			defer wg.Done()
 			for i := w; i < n; i += 32 {
 				evs[i] = fmt.Sprintf("idle-%05d", i)
-				if _, err := f.cs.PutQueueSettings(ctx, evs[i], queue.EventSettings{Threshold: 10, Open: true}); err != nil {
+				if _, err := f.cs.PutQueueSettings(ctx, evs[i], eventsettings.Settings{Threshold: 10, Open: true}); err != nil {
 					errs <- err
 					return
 				}

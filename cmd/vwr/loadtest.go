@@ -24,10 +24,10 @@ import (
 
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/demo"
+	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
 	"github.com/vwr-go/vwr/internal/loadtest"
 	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
-	t1redis "github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/services/queue/app"
 )
 
@@ -290,7 +290,7 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	fastForwardJob(ctx, st, ms)
 	msrdb := redis.NewClient(&redis.Options{Addr: ms.Addr()})
 	st.stops = append(st.stops, func() { _ = msrdb.Close() })
-	s.QueueOptions.ConfigStore = t1redis.New(msrdb)
+	s.QueueOptions.ConfigStore = esredis.New(msrdb, "")
 
 	rc := &loadtest.RedisCounter{}
 	s.Redis.AddHook(rc)

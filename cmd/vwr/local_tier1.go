@@ -15,6 +15,10 @@ import (
 
 	"github.com/vwr-go/vwr/internal/draw"
 	"github.com/vwr-go/vwr/internal/draw/localbeacon"
+	"github.com/vwr-go/vwr/internal/eventsettings"
+	esdynamo "github.com/vwr-go/vwr/internal/eventsettings/dynamostore"
+	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
+	"github.com/vwr-go/vwr/internal/eventsettings/settingsstore"
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
@@ -94,12 +98,12 @@ func configureTier1(s *localStack) error {
 	if err := cfg.Validate(tier1app.NoPassMinting); err != nil {
 		return err
 	}
-	store, storeNote, err := localTier1Store(context.Background(), s, cfg)
+	store, settings, storeNote, err := localTier1Store(context.Background(), s, cfg)
 	if err != nil {
 		return err
 	}
 	if s.QueueOptions.ConfigStore == nil {
-		s.QueueOptions.ConfigStore = store
+		s.QueueOptions.ConfigStore = settings
 	}
 	tier1Setups.Store(s, &localTier1{cfg: cfg, tick: tick, store: store, storeNote: storeNote})
 	return nil
@@ -167,46 +171,59 @@ func tier1Tick(cfg tier1app.Config) (time.Duration, error) {
 // too, so that a FLUSHALL of the queue's Redis cannot reach Tier 1's state
 // or the event settings kept with it; on the queue's server with REDIS_URL
 // (the instance then writes the settings back after a flush). DynamoDB
-// tables are created if missing.
-func localTier1Store(ctx context.Context, s *localStack, cfg tier1app.Config) (tier1store.Store, string, error) {
+// tables are created if missing. The event settings store is on the same
+// backend (the same client where there is one), as in a deployment.
+func localTier1Store(ctx context.Context, s *localStack, cfg tier1app.Config) (tier1store.Store, eventsettings.StoreLedger, string, error) {
 	if cfg.Store == tier1app.StoreRedis && cfg.RedisURL == "" {
 		if s.Miniredis == nil {
-			return redisstore.New(s.Redis), "the queue's Redis", nil
+			return redisstore.New(s.Redis), esredis.New(s.Redis, ""), "the queue's Redis", nil
 		}
 		m, err := miniredis.Run()
 		if err != nil {
-			return nil, "", fmt.Errorf("start Tier 1's embedded Redis: %w", err)
+			return nil, nil, "", fmt.Errorf("start Tier 1's embedded Redis: %w", err)
 		}
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		s.Go(func(ctx context.Context) { fastForward(ctx, m) })
 		s.OnStop(func() { _ = rdb.Close(); m.Close() })
-		return redisstore.New(rdb), "an embedded Redis of its own, apart from the queue's", nil
+		return redisstore.New(rdb), esredis.New(rdb, ""), "an embedded Redis of its own, apart from the queue's", nil
 	}
+	var store tier1store.Store
 	if cfg.Store == tier1app.StoreDynamoDB && len(s.Tier1DynamoOptions) > 0 {
 		d := cfg.Dynamo()
 		d.APIOptions = s.Tier1DynamoOptions
 		ds, err := dynamostore.New(ctx, d)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
-		if err := ds.CreateTables(ctx); err != nil {
-			return nil, "", fmt.Errorf("VWR_TIER1_STORE=dynamodb: %w", err)
+		store = ds
+	} else {
+		var closeStore func() error
+		var err error
+		if store, closeStore, err = tier1store.Open(ctx, cfg.StoreConfig()); err != nil {
+			return nil, nil, "", err
 		}
-		return ds, fmt.Sprintf("DynamoDB tables %s and %s", d.EventsTable, d.PositionsTable), nil
+		s.OnStop(func() { _ = closeStore() })
 	}
-	store, closeStore, err := tier1store.Open(ctx, cfg.StoreConfig())
-	if err != nil {
-		return nil, "", err
-	}
-	s.OnStop(func() { _ = closeStore() })
 	if ds, ok := store.(*dynamostore.Store); ok {
 		if err := ds.CreateTables(ctx); err != nil {
-			return nil, "", fmt.Errorf("VWR_TIER1_STORE=dynamodb: %w", err)
+			return nil, nil, "", fmt.Errorf("VWR_TIER1_STORE=dynamodb: %w", err)
 		}
 		d := cfg.Dynamo()
-		return ds, fmt.Sprintf("DynamoDB tables %s and %s", d.EventsTable, d.PositionsTable), nil
+		// The settings share Tier 1's client, and so its middlewares.
+		db, ok := ds.Client().(esdynamo.API)
+		if !ok {
+			return nil, nil, "", fmt.Errorf("VWR_TIER1_STORE=dynamodb: the client %T cannot serve the event settings", ds.Client())
+		}
+		settings := esdynamo.New(db, esdynamo.Config{EventsTable: d.EventsTable, PositionsTable: d.PositionsTable})
+		return ds, settings, fmt.Sprintf("DynamoDB tables %s and %s", d.EventsTable, d.PositionsTable), nil
 	}
-	return store, "the Redis at VWR_TIER1_REDIS_URL", nil
+	sc := cfg.StoreConfig()
+	settings, closeSettings, err := settingsstore.Open(ctx, settingsstore.Config{Store: sc.Store, RedisURL: sc.RedisURL})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s.OnStop(func() { _ = closeSettings() })
+	return store, settings, "the Redis at VWR_TIER1_REDIS_URL", nil
 }
 
 // tier1Of returns the Tier 1 service mounted on s, or nil.

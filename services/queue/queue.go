@@ -27,6 +27,9 @@ var (
 	ErrInvalidThreshold = errors.New("queue: threshold out of range")
 	ErrInvalidPeriod    = errors.New("queue: invalid ranking period")
 	ErrNotQueued        = errors.New("queue: not queued")
+	// ErrUnknownEvent is the answer for an event that is not configured (or
+	// is closed) while events must be configured (QUEUE_OPEN_EVENTS=false).
+	ErrUnknownEvent = errors.New("queue: unknown event")
 	// ErrGone is the answer to a renewal (status or heartbeat with an entry
 	// token) from a holder whose slot is over: a *GoneError says why.
 	ErrGone = errors.New("queue: slot gone")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/eventsettings"
 )
 
 // Served is one entry of an event's record of whom it let in: an admission
@@ -69,8 +70,8 @@ func ParseServed(userID, value string) (Served, error) {
 }
 
 // Ledger is the durable copy of every event's served record, kept in the
-// settings store (both Tier 1 stores implement it; configtest is their
-// conformance suite). Workers append what the queue's store noted since
+// settings store (LedgerOver adapts eventsettings.Ledger, which both
+// settings adapters implement; settingstest is their conformance suite). Workers append what the queue's store noted since
 // their last pass; after a loss of the queue's store, the worker that finds
 // it replays the ledger into the new one before anyone new is admitted.
 type Ledger interface {
@@ -88,4 +89,34 @@ type Ledger interface {
 // ServedRetention is how long an event's served record (and its ledger)
 // outlives the event's last admission or leave: longer than a Tier 1
 // position (24 h) and a pass minted from it can be presented.
-const ServedRetention = 48 * time.Hour
+const ServedRetention = eventsettings.LedgerRetention
+
+// LedgerOver is the Ledger kept in a settings store, which holds each
+// entry as its Value.
+func LedgerOver(l eventsettings.Ledger) Ledger { return ledgerOver{l} }
+
+type ledgerOver struct{ l eventsettings.Ledger }
+
+func (o ledgerOver) AppendQueueLedger(ctx context.Context, eventID string, entries []Served, now time.Time) error {
+	raw := make([]eventsettings.LedgerEntry, len(entries))
+	for i, e := range entries {
+		raw[i] = eventsettings.LedgerEntry{UserID: e.UserID, Value: e.Value()}
+	}
+	return o.l.AppendQueueLedger(ctx, eventID, raw, now)
+}
+
+func (o ledgerOver) QueueLedger(ctx context.Context, eventID, cursor string) ([]Served, string, error) {
+	raw, next, err := o.l.QueueLedger(ctx, eventID, cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]Served, 0, len(raw))
+	for _, e := range raw {
+		s, err := ParseServed(e.UserID, e.Value)
+		if err != nil {
+			return nil, "", fmt.Errorf("queue: ledger of %s: %w", eventID, err)
+		}
+		out = append(out, s)
+	}
+	return out, next, nil
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/eventsettings"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
@@ -158,7 +159,7 @@ type Service struct {
 	// settings holds the configured events; nil means open events
 	// (QUEUE_OPEN_EVENTS=true): any valid id is an event, and its threshold
 	// is QUEUE_THRESHOLD or the override kept in the store.
-	settings *Settings
+	settings *eventsettings.Cache
 	// epochs remembers, per event, the epoch this instance last saw in the
 	// store: finding it gone is how a lost Redis is detected.
 	epochs sync.Map // event id → epoch id
@@ -197,7 +198,7 @@ func (s *Service) SetObserver(o Observer) {
 // UseSettings makes the Service serve configured events only: an event
 // absent from settings, or closed, is ErrUnknownEvent, and every threshold
 // comes from settings. Call it before the Service is used.
-func (s *Service) UseSettings(settings *Settings) { s.settings = settings }
+func (s *Service) UseSettings(settings *eventsettings.Cache) { s.settings = settings }
 
 // UseLedger keeps every event's served record in l too, so that a pass
 // stays served, and a leave a leave, across a loss of the queue's store
@@ -207,7 +208,7 @@ func (s *Service) UseSettings(settings *Settings) { s.settings = settings }
 func (s *Service) UseLedger(l Ledger) { s.ledger = l }
 
 // Settings returns the configured events' settings, or nil in open-events mode.
-func (s *Service) Settings() *Settings { return s.settings }
+func (s *Service) Settings() *eventsettings.Cache { return s.settings }
 
 // threshold is what the store is told about eventID's threshold: in
 // open-events mode the default (the store applies its override), else the
@@ -643,7 +644,7 @@ func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool
 }
 
 // SetThreshold sets the event's threshold (MinThreshold…MaxThreshold). With
-// configured events it writes the durable ConfigStore and opens the event;
+// configured events it writes the durable settings store and opens the event;
 // in open-events mode it stores an override in the queue's store.
 func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) error {
 	if !ValidID(eventID) {
@@ -655,8 +656,8 @@ func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) err
 	start := time.Now()
 	var err error
 	if s.settings != nil {
-		// The durable ConfigStore, not Redis: a flush cannot undo it.
-		_, err = s.settings.Put(ctx, eventID, EventSettings{Threshold: n, Open: true})
+		// The durable settings store, not Redis: a flush cannot undo it.
+		_, err = s.settings.Put(ctx, eventID, eventsettings.Settings{Threshold: n, Open: true})
 	} else {
 		err = s.store.SetThreshold(ctx, eventID, n)
 	}

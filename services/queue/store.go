@@ -96,7 +96,7 @@ type CheckInput struct {
 	ActiveTTL        time.Duration
 	DefaultThreshold int64
 	// FixedThreshold makes DefaultThreshold the event's threshold, ignoring
-	// any override kept in the store (events configured in a ConfigStore).
+	// any override kept in the store (events configured in the settings store).
 	FixedThreshold bool
 	Epoch          EpochInput
 	// HolderSlotEnd is set when the user presented a valid entry token for

@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go/middleware"
+
+	esdynamo "github.com/vwr-go/vwr/internal/eventsettings/dynamostore"
 )
 
 // Config names the tables and tunes the client.
@@ -28,10 +30,11 @@ type Config struct {
 	APIOptions []func(*middleware.Stack) error
 }
 
-// Defaults.
+// Defaults: the tables Tier 2's event settings share
+// (internal/eventsettings/dynamostore), so the names live there.
 const (
-	DefaultEventsTable    = "vwr-tier1-events"
-	DefaultPositionsTable = "vwr-tier1-positions"
+	DefaultEventsTable    = esdynamo.DefaultEventsTable
+	DefaultPositionsTable = esdynamo.DefaultPositionsTable
 )
 
 // FromEnv reads VWR_TIER1_EVENTS_TABLE and VWR_TIER1_POSITIONS_TABLE.

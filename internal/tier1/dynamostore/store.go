@@ -112,6 +112,10 @@ func NewWithClient(db API, cfg Config) *Store {
 	return &Store{db: db, cfg: cfg.WithDefaults(), layouts: map[string]layout{}}
 }
 
+// Client is the DynamoDB client the store runs on (`vwr local` serves the
+// event settings from the same tables through it).
+func (s *Store) Client() API { return s.db }
+
 // Config returns the store's table configuration.
 func (s *Store) Config() Config { return s.cfg }
 

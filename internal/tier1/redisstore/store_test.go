@@ -11,7 +11,6 @@ import (
 	"github.com/vwr-go/vwr/internal/tier1"
 	"github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/tier1/storetest"
-	"github.com/vwr-go/vwr/services/queue/configtest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -78,66 +77,4 @@ func TestKeysShareTheEventSlot(t *testing.T) {
 	if len(mr.Keys()) != 6 {
 		t.Errorf("keys = %v, want event, shards, position, idempotency record, active set, events index", mr.Keys())
 	}
-}
-
-func TestQueueConfigStoreConformance(t *testing.T) {
-	t.Parallel()
-	addr := testenv.Redis(t)
-	cluster := testenv.RedisCluster(t)
-	// prefixed is a store under a fresh prefix of rdb; losing it deletes
-	// every key under the prefix (on every master of a Cluster), which is
-	// what a flush does to a store that has the Redis to itself.
-	prefixed := func(t *testing.T, rdb redis.UniversalClient) configtest.Harness {
-		t.Cleanup(func() { _ = rdb.Close() })
-		prefix := testenv.UniqueID(t) + ":"
-		return configtest.Harness{
-			Store: redisstore.New(rdb, redisstore.WithPrefix(prefix)),
-			Lose: func(t *testing.T) {
-				t.Helper()
-				del := func(ctx context.Context, c *redis.Client) error {
-					keys, err := c.Keys(ctx, prefix+"*").Result()
-					if err != nil || len(keys) == 0 {
-						return err
-					}
-					for _, k := range keys {
-						if err := c.Del(ctx, k).Err(); err != nil {
-							return err
-						}
-					}
-					return nil
-				}
-				var err error
-				switch c := rdb.(type) {
-				case *redis.ClusterClient:
-					err = c.ForEachMaster(context.Background(), del)
-				case *redis.Client:
-					err = del(context.Background(), c)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			},
-		}
-	}
-	t.Run("redis-server", func(t *testing.T) {
-		t.Parallel()
-		configtest.Run(t, func(t *testing.T) configtest.Harness {
-			return prefixed(t, redis.NewClient(&redis.Options{Addr: addr}))
-		})
-	})
-	t.Run("cluster", func(t *testing.T) {
-		t.Parallel()
-		configtest.Run(t, func(t *testing.T) configtest.Harness {
-			return prefixed(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster}))
-		})
-	})
-	t.Run("miniredis", func(t *testing.T) {
-		t.Parallel()
-		configtest.Run(t, func(t *testing.T) configtest.Harness {
-			mr := miniredis.RunT(t)
-			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-			t.Cleanup(func() { _ = rdb.Close() })
-			return configtest.Harness{Store: redisstore.New(rdb), Lose: func(*testing.T) { mr.FlushAll() }}
-		})
-	})
 }

@@ -25,8 +25,9 @@ import (
 	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 )
 
-// OpenStore builds the store c names (internal/tier1/tier1store, which
-// bin/queue shares to read the queue settings from the same store). The AWS
+// OpenStore builds the store c names (internal/tier1/tier1store; bin/queue
+// reads Tier 2's settings from the same backend through
+// internal/eventsettings/settingsstore). The AWS
 // SDK takes region, credentials and AWS_ENDPOINT_URL (moto, LocalStack)
 // from its own chain. close releases the store's connections.
 func OpenStore(ctx context.Context, c Config) (store tier1.Store, close func() error, err error) {

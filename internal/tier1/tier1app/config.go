@@ -168,7 +168,8 @@ const PowKeyLabel = "vwr altcha v1"
 // derived from the pass keys so every instance that mints passes agrees.
 func PowKeys(keys *token.KeyRing) [][]byte { return keys.DerivedKeys(PowKeyLabel) }
 
-// StoreConfig is the store selection, as bin/queue reads it too.
+// StoreConfig is the store selection (bin/queue reads the same variables
+// into settingsstore.Config).
 func (c Config) StoreConfig() tier1store.Config {
 	return tier1store.Config{Store: c.Store, RedisURL: c.RedisURL, EventsTable: c.EventsTable, PositionsTable: c.PositionsTable}
 }

@@ -14,8 +14,9 @@ import (
 
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/eventsettings"
+	"github.com/vwr-go/vwr/internal/eventsettings/settingsstore"
 	"github.com/vwr-go/vwr/internal/redisconn"
-	"github.com/vwr-go/vwr/internal/tier1/tier1store"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/gate"
@@ -40,8 +41,9 @@ type Options struct {
 	// Logger gets JSON request and worker logs; nil means slog.Default().
 	Logger *slog.Logger
 	// ConfigStore holds the event settings when events must be configured
-	// (QUEUE_OPEN_EVENTS=false); nil opens Tier 1's store from Config.Tier1.
-	ConfigStore queue.ConfigStore
+	// (QUEUE_OPEN_EVENTS=false); nil opens the store Config.SettingsStore
+	// names. When it is an eventsettings.Ledger too, it keeps the ledger.
+	ConfigStore eventsettings.Store
 }
 
 // App is an assembled Tier 2 runtime.
@@ -51,7 +53,7 @@ type App struct {
 	Store     *redisstore.Store
 	Service   *queue.Service
 	Worker    *queue.Worker
-	Settings  *queue.Settings // nil with QUEUE_OPEN_EVENTS=true
+	Settings  *eventsettings.Cache // nil with QUEUE_OPEN_EVENTS=true
 	Metrics   *httpapi.Metrics
 	API       *httpapi.API
 	Gate      *gate.Gate
@@ -62,9 +64,9 @@ type App struct {
 	// Redis TIME (see ClockSync).
 	Clock clock.Clock
 
-	offset     *clock.Offset // nil when a clock was injected
-	ownsRedis  bool
-	closeTier1 func() error
+	offset        *clock.Offset // nil when a clock was injected
+	ownsRedis     bool
+	closeSettings func() error
 	// jobLog is Log for the background jobs: a failure they repeat on
 	// every pass while Redis is down is written once per JobLogEvery.
 	jobLog *slog.Logger
@@ -117,19 +119,19 @@ func Open(cfg Config, opts Options) (*App, error) {
 	if !cfg.OpenEvents {
 		cs := opts.ConfigStore
 		if cs == nil {
-			store, closeStore, err := tier1store.Open(context.Background(), cfg.Tier1)
+			store, closeStore, err := settingsstore.Open(context.Background(), cfg.SettingsStore)
 			if err != nil {
 				a.Close()
 				return nil, err
 			}
-			cs, a.closeTier1 = store, closeStore
+			cs, a.closeSettings = store, closeStore
 		}
-		a.Settings = queue.NewSettings(cs, cfg.SettingsRefresh.D(), a.jobLog.With("component", "settings"))
+		a.Settings = eventsettings.NewCache(cs, cfg.SettingsRefresh.D(), a.jobLog.With("component", "settings"))
 		a.Service.UseSettings(a.Settings)
-		if l, ok := cs.(queue.Ledger); ok {
+		if l, ok := cs.(eventsettings.Ledger); ok {
 			// The settings store keeps each event's served record and
 			// epoch too: promises hold across losing Redis and every instance.
-			a.Service.UseLedger(l)
+			a.Service.UseLedger(queue.LedgerOver(l))
 		}
 	}
 	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), a.jobLog.With("component", "worker"))
@@ -156,8 +158,8 @@ func (a *App) Handler() http.Handler { return a.API.Handler() }
 // Close releases the clients App dialled.
 func (a *App) Close() error {
 	var errs []error
-	if a.closeTier1 != nil {
-		errs = append(errs, a.closeTier1())
+	if a.closeSettings != nil {
+		errs = append(errs, a.closeSettings())
 	}
 	if a.ownsRedis {
 		errs = append(errs, a.Redis.Close())

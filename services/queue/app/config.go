@@ -10,7 +10,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/applog"
 	"github.com/vwr-go/vwr/internal/envconf"
-	"github.com/vwr-go/vwr/internal/tier1/tier1store"
+	"github.com/vwr-go/vwr/internal/eventsettings/settingsstore"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/gate"
@@ -47,9 +47,9 @@ type Config struct {
 	// with it). Off, only events configured in Tier 1's store exist.
 	OpenEvents      bool           `env:"QUEUE_OPEN_EVENTS"`
 	SettingsRefresh envconf.Millis `env:"QUEUE_SETTINGS_REFRESH_MS"`
-	// Tier1 names the store the event settings live in: Tier 1's, chosen
-	// by the same variables as Tier 1 itself.
-	Tier1 tier1store.Config
+	// SettingsStore names the store the event settings live in: Tier 1's
+	// backend, chosen by the same variables as Tier 1 itself.
+	SettingsStore settingsstore.Config
 
 	// Gate configures the entry-token gate vwr local puts in front of its
 	// demo site (the same variables as `vwr gate`).
@@ -102,12 +102,12 @@ func (c Config) Worker() queue.WorkerConfig {
 }
 
 // validate reports every problem at once, each naming its variable. Redis
-// settings are only required when no client is injected, the Tier 1 store
-// only when events must be configured and no ConfigStore is injected.
+// settings are only required when no client is injected, the settings
+// store only when events must be configured and no ConfigStore is injected.
 func (c Config) validate(needRedis, needTier1 bool) error {
 	var errs []error
 	if needTier1 {
-		if err := c.Tier1.WithDefaults().Validate(); err != nil {
+		if err := c.SettingsStore.WithDefaults().Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}

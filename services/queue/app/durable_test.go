@@ -14,9 +14,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/internal/clock"
+	"github.com/vwr-go/vwr/internal/eventsettings"
+	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
 	"github.com/vwr-go/vwr/internal/testenv"
-	t1redis "github.com/vwr-go/vwr/internal/tier1/redisstore"
-	"github.com/vwr-go/vwr/services/queue"
 )
 
 // instance is one Tier 2 process of a test: its App over the shared queue
@@ -26,7 +26,7 @@ type instance struct {
 	h   http.Handler
 }
 
-func openInstance(t *testing.T, queueRedis, prefix string, cs queue.ConfigStore, clk clock.Clock) *instance {
+func openInstance(t *testing.T, queueRedis, prefix string, cs eventsettings.Store, clk clock.Clock) *instance {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: queueRedis, MaxRetries: 1})
 	t.Cleanup(func() { rdb.Close() })
@@ -133,7 +133,7 @@ func TestThresholdSurvivesRedisLossAndRestarts(t *testing.T) {
 	qr := testenv.NewOwnRedis(t)
 	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
 	t.Cleanup(func() { crdb.Close() })
-	cs := t1redis.New(crdb, t1redis.WithPrefix(testenv.UniqueID(t)+":"))
+	cs := esredis.New(crdb, testenv.UniqueID(t)+":")
 	prefix := testenv.UniqueID(t) + ":"
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Millisecond))
 	a, b := openInstance(t, qr.Addr, prefix, cs, clk), openInstance(t, qr.Addr, prefix, cs, clk)
@@ -205,7 +205,7 @@ func TestUnknownEventsCreateNothing(t *testing.T) {
 	qr := testenv.NewOwnRedis(t)
 	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
 	t.Cleanup(func() { crdb.Close() })
-	cs := t1redis.New(crdb, t1redis.WithPrefix(testenv.UniqueID(t)+":"))
+	cs := esredis.New(crdb, testenv.UniqueID(t)+":")
 	in := openInstance(t, qr.Addr, "", cs, nil)
 	const junk = 20_000
 	routes := []struct{ method, path string }{

@@ -15,8 +15,8 @@ import (
 
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/envconf"
+	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
 	"github.com/vwr-go/vwr/internal/testenv"
-	t1redis "github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue/httpapi"
 )
@@ -30,7 +30,7 @@ import (
 type pair struct {
 	t     *testing.T
 	qr    *testenv.OwnRedis
-	cs    *t1redis.Store
+	cs    *esredis.Store
 	csPre string // the settings store's key prefix
 	clk   *clock.Manual
 	cfg   Config
@@ -46,7 +46,7 @@ func newPair(t *testing.T, threshold int, cfg Config) *pair {
 	t.Cleanup(func() { crdb.Close() })
 	cfg.EntryTokenSecret, cfg.Tier1TokenKeys, cfg.AdminToken = secret, "t1:"+tier1Secret, "adm"
 	pre := testenv.UniqueID(t) + ":"
-	p := &pair{t: t, qr: testenv.NewOwnRedis(t), cs: t1redis.New(crdb, t1redis.WithPrefix(pre)), csPre: pre,
+	p := &pair{t: t, qr: testenv.NewOwnRedis(t), cs: esredis.New(crdb, pre), csPre: pre,
 		clk: clock.NewManual(time.Now().UTC().Truncate(time.Second)), cfg: cfg, ev: "sale", order: &admissionOrder{}}
 	var err error
 	if p.t1, err = token.ParseKeyRing(cfg.Tier1TokenKeys); err != nil {

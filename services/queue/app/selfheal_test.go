@@ -18,8 +18,8 @@ import (
 
 	"github.com/vwr-go/vwr/internal/clock"
 	"github.com/vwr-go/vwr/internal/envconf"
+	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
 	"github.com/vwr-go/vwr/internal/testenv"
-	t1redis "github.com/vwr-go/vwr/internal/tier1/redisstore"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
 	"github.com/vwr-go/vwr/services/queue/httpapi"
@@ -84,7 +84,7 @@ func selfHeal(t *testing.T, loss string) {
 	qr := testenv.NewOwnRedis(t)
 	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
 	t.Cleanup(func() { crdb.Close() })
-	cs := t1redis.New(crdb, t1redis.WithPrefix(testenv.UniqueID(t)+":"))
+	cs := esredis.New(crdb, testenv.UniqueID(t)+":")
 	clk := clock.NewManual(time.Now().UTC().Truncate(time.Second))
 	order := &admissionOrder{}
 	cfg := Config{

@@ -6,19 +6,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/vwr-go/vwr/internal/dynamotable"
+	"github.com/vwr-go/vwr/internal/eventsettings/dynamostore"
 	"github.com/vwr-go/vwr/internal/testenv"
-	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 )
 
 // TestConfiguredEventsFromTheTier1Store runs the binary as deployed
-// (QUEUE_OPEN_EVENTS unset, so false) on each Tier 1 store: an unconfigured
+// (QUEUE_OPEN_EVENTS unset, so false) on each backend Tier 1 runs on: an unconfigured
 // event is 404 unknown_event, a threshold set through the admin API opens it
 // and is what the binary enforces.
 func TestConfiguredEventsFromTheTier1Store(t *testing.T) {
 	t.Parallel()
-	moto := testenv.Moto(t)
+	moto, dynamo := testenv.Moto(t), testenv.DynamoDB(t)
 	tests := []struct {
 		name string
 		env  func(t *testing.T) []string
@@ -28,17 +31,14 @@ func TestConfiguredEventsFromTheTier1Store(t *testing.T) {
 		}},
 		{"dynamodb", func(t *testing.T) []string {
 			id := testenv.UniqueID(t)
-			cfg := dynamostore.Config{EventsTable: "ev-" + id, PositionsTable: "pos-" + id, Endpoint: moto, Region: "us-east-1",
-				Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", "")}
-			ds, err := dynamostore.New(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := ds.CreateTables(context.Background()); err != nil {
+			cfg := dynamostore.Config{EventsTable: "ev-" + id, PositionsTable: "pos-" + id}
+			db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(dynamo), Region: "us-east-1",
+				Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", "")})
+			if err := dynamotable.Create(context.Background(), db, cfg.Tables()...); err != nil {
 				t.Fatal(err)
 			}
 			return []string{"VWR_TIER1_STORE=dynamodb", "VWR_TIER1_EVENTS_TABLE=" + cfg.EventsTable, "VWR_TIER1_POSITIONS_TABLE=" + cfg.PositionsTable,
-				"AWS_ENDPOINT_URL=" + moto, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1"}
+				"AWS_ENDPOINT_URL=" + moto, "AWS_ENDPOINT_URL_DYNAMODB=" + dynamo, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=us-east-1"}
 		}},
 	}
 	for _, tc := range tests {

@@ -1,7 +1,7 @@
--- queueledger.lua: append entries to one event's Tier 2 ledger
--- (queue.Ledger).
+-- ledger.lua: append entries to one event's Tier 2 ledger
+-- (eventsettings.Ledger).
 --
--- KEYS[1] -> vwr1:{E}:t2ledger  HASH user id -> served value (queue.Served.Value)
+-- KEYS[1] -> vwr1:{E}:t2ledger  HASH user id -> served value (queue.Served.Value, opaque here)
 -- ARGV[1] -> retention ms: the ledger outlives its last append this long
 -- ARGV[2k], ARGV[2k+1] -> user id, served value, for k = 1, 2, … in order
 --

@@ -1,21 +1,22 @@
-// Package configtest is the conformance suite every queue.ConfigStore (and
-// queue.Ledger) must pass: Tier 1's Redis store (redis-server, Cluster,
-// miniredis) and its DynamoDB store (moto) run the same cases.
-package configtest
+// Package settingstest is the conformance suite every eventsettings.Store
+// (and eventsettings.Ledger) must pass: the Redis adapter (redis-server,
+// Cluster, miniredis) and the DynamoDB adapter (moto) run the same cases.
+package settingstest
 
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/internal/eventsettings"
 )
 
 // Harness is one fresh, empty store isolated from every other test.
 type Harness struct {
-	Store queue.ConfigStore
+	Store eventsettings.Store
 	// Lose makes the store lose every item it holds, as a flushed Redis or
 	// a table restored empty would.
 	Lose func(t *testing.T)
@@ -53,11 +54,11 @@ func empty(t *testing.T, h Harness) {
 	ctx := context.Background()
 	s := h.Store
 	v, err := s.QueueSettingsVersion(ctx)
-	if err != nil || v != (queue.SettingsVersion{}) {
+	if err != nil || v != (eventsettings.Version{}) {
 		t.Fatalf("version of an empty store = %+v, %v; want zero, nil", v, err)
 	}
 	all, v, err := s.QueueSettings(ctx)
-	if err != nil || v != (queue.SettingsVersion{}) || len(all) != 0 {
+	if err != nil || v != (eventsettings.Version{}) || len(all) != 0 {
 		t.Fatalf("settings of an empty store = %v, %+v, %v; want none", all, v, err)
 	}
 }
@@ -65,14 +66,14 @@ func empty(t *testing.T, h Harness) {
 func putThenRead(t *testing.T, h Harness) {
 	ctx := context.Background()
 	s := h.Store
-	got, err := s.PutQueueSettings(ctx, "ev-a", queue.EventSettings{Threshold: 10, Open: true})
+	got, err := s.PutQueueSettings(ctx, "ev-a", eventsettings.Settings{Threshold: 10, Open: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Threshold != 10 || !got.Open || got.Version < 1 {
 		t.Fatalf("put returned %+v", got)
 	}
-	if _, err := s.PutQueueSettings(ctx, "ev-b", queue.EventSettings{Threshold: 7, Open: false}); err != nil {
+	if _, err := s.PutQueueSettings(ctx, "ev-b", eventsettings.Settings{Threshold: 7, Open: false}); err != nil {
 		t.Fatal(err)
 	}
 	all, v, err := s.QueueSettings(ctx)
@@ -96,7 +97,7 @@ func versions(t *testing.T, h Harness) {
 	var last int64
 	var gen string
 	for i, th := range []int64{5, 6, 1, 1_000_000} {
-		got, err := s.PutQueueSettings(ctx, "ev", queue.EventSettings{Threshold: th, Open: i%2 == 0})
+		got, err := s.PutQueueSettings(ctx, "ev", eventsettings.Settings{Threshold: th, Open: i%2 == 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func versions(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (queue.EventSettings{Threshold: 1_000_000, Open: false, Version: last}); all["ev"] != want {
+	if want := (eventsettings.Settings{Threshold: 1_000_000, Open: false, Version: last}); all["ev"] != want {
 		t.Fatalf("stored %+v, want the last write %+v", all["ev"], want)
 	}
 }
@@ -134,7 +135,7 @@ func concurrent(t *testing.T, h Harness) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.PutQueueSettings(ctx, fmt.Sprintf("ev-%02d", i), queue.EventSettings{Threshold: int64(i + 1), Open: true})
+			_, err := s.PutQueueSettings(ctx, fmt.Sprintf("ev-%02d", i), eventsettings.Settings{Threshold: int64(i + 1), Open: true})
 			errs <- err
 		}()
 	}
@@ -167,13 +168,13 @@ func concurrent(t *testing.T, h Harness) {
 func cache(t *testing.T, h Harness) {
 	ctx := context.Background()
 	s := h.Store
-	a, b := queue.NewSettings(s, 0, nil), queue.NewSettings(s, 0, nil)
-	for _, st := range []*queue.Settings{a, b} {
+	a, b := eventsettings.NewCache(s, 0, nil), eventsettings.NewCache(s, 0, nil)
+	for _, st := range []*eventsettings.Cache{a, b} {
 		if err := st.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.Put(ctx, "ev", queue.EventSettings{Threshold: 3, Open: true}); err != nil {
+	if _, err := a.Put(ctx, "ev", eventsettings.Settings{Threshold: 3, Open: true}); err != nil {
 		t.Fatal(err)
 	}
 	if es, ok := a.Lookup("ev"); !ok || es.Threshold != 3 {
@@ -201,14 +202,14 @@ func epochs(t *testing.T, h Harness) {
 	if _, ok, err := s.PutQueueEpoch(ctx, "nobody", "e0"); err != nil || ok {
 		t.Fatalf("epoch of an unconfigured event: ok=%v, %v; want nothing written", ok, err)
 	}
-	if _, err := s.PutQueueSettings(ctx, "ev", queue.EventSettings{Threshold: 4, Open: true}); err != nil {
+	if _, err := s.PutQueueSettings(ctx, "ev", eventsettings.Settings{Threshold: 4, Open: true}); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := s.PutQueueEpoch(ctx, "ev", "e1")
 	if err != nil || !ok || got.Epoch != "e1" || got.Threshold != 4 || !got.Open {
 		t.Fatalf("PutQueueEpoch = %+v, %v, %v", got, ok, err)
 	}
-	put, err := s.PutQueueSettings(ctx, "ev", queue.EventSettings{Threshold: 9, Open: true, Epoch: "ignored"})
+	put, err := s.PutQueueSettings(ctx, "ev", eventsettings.Settings{Threshold: 9, Open: true, Epoch: "ignored"})
 	if err != nil || put.Epoch != "e1" || put.Threshold != 9 || put.Version <= got.Version {
 		t.Fatalf("PutQueueSettings after an epoch = %+v, %v; want threshold 9 with epoch e1 kept", put, err)
 	}
@@ -223,11 +224,11 @@ func epochs(t *testing.T, h Harness) {
 func restore(t *testing.T, h Harness) {
 	ctx := context.Background()
 	s := h.Store
-	newer, err := s.PutQueueSettings(ctx, "kept", queue.EventSettings{Threshold: 5, Open: true})
+	newer, err := s.PutQueueSettings(ctx, "kept", eventsettings.Settings{Threshold: 5, Open: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.RestoreQueueSettings(ctx, map[string]queue.EventSettings{
+	n, err := s.RestoreQueueSettings(ctx, map[string]eventsettings.Settings{
 		"kept": {Threshold: 2, Open: true, Epoch: "old"},
 		"lost": {Threshold: 7, Open: true, Epoch: "e9"},
 		"shut": {Threshold: 3, Open: false},
@@ -257,16 +258,16 @@ func restore(t *testing.T, h Harness) {
 func lost(t *testing.T, h Harness) {
 	ctx := context.Background()
 	s := h.Store
-	a, b := queue.NewSettings(s, 0, nil), queue.NewSettings(s, 0, nil)
+	a, b := eventsettings.NewCache(s, 0, nil), eventsettings.NewCache(s, 0, nil)
 	for ev, th := range map[string]int64{"one": 1, "two": 2, "three": 3} {
-		if _, err := a.Put(ctx, ev, queue.EventSettings{Threshold: th, Open: true}); err != nil {
+		if _, err := a.Put(ctx, ev, eventsettings.Settings{Threshold: th, Open: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := a.PutEpoch(ctx, "one", "ep-1"); err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range []*queue.Settings{a, b} {
+	for _, st := range []*eventsettings.Cache{a, b} {
 		if err := st.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -274,10 +275,10 @@ func lost(t *testing.T, h Harness) {
 	h.Lose(t)
 	// After the loss someone sets "two" again, and a new event: the store's
 	// numbers start over.
-	if _, err := s.PutQueueSettings(ctx, "two", queue.EventSettings{Threshold: 20, Open: true}); err != nil {
+	if _, err := s.PutQueueSettings(ctx, "two", eventsettings.Settings{Threshold: 20, Open: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutQueueSettings(ctx, "four", queue.EventSettings{Threshold: 4, Open: true}); err != nil {
+	if _, err := s.PutQueueSettings(ctx, "four", eventsettings.Settings{Threshold: 4, Open: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Refresh(ctx); err != nil {
@@ -289,12 +290,12 @@ func lost(t *testing.T, h Harness) {
 	if err := b.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fresh := queue.NewSettings(s, 0, nil)
+	fresh := eventsettings.NewCache(s, 0, nil)
 	if err := fresh.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int64{"one": 1, "two": 20, "three": 3, "four": 4}
-	for _, st := range []*queue.Settings{a, b, fresh} {
+	for _, st := range []*eventsettings.Cache{a, b, fresh} {
 		for ev, th := range want {
 			if es, ok := st.Lookup(ev); !ok || es.Threshold != th || !es.Open {
 				t.Fatalf("%s = %+v, %v; want threshold %d", ev, es, ok, th)
@@ -310,9 +311,9 @@ func lost(t *testing.T, h Harness) {
 // user's latest entry, and each event has its own ledger.
 func ledger(t *testing.T, h Harness) {
 	ctx := context.Background()
-	l, ok := h.Store.(queue.Ledger)
+	l, ok := h.Store.(eventsettings.Ledger)
 	if !ok {
-		t.Fatalf("%T is no queue.Ledger", h.Store)
+		t.Fatalf("%T is no eventsettings.Ledger", h.Store)
 	}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	slot := now.Add(10 * time.Minute)
@@ -320,23 +321,27 @@ func ledger(t *testing.T, h Harness) {
 		t.Fatalf("empty ledger reads %v", got)
 	}
 	const users = 2600 // more than one page and one chunk of every store
-	var first []queue.Served
+	var first []eventsettings.LedgerEntry
 	for i := range users {
-		first = append(first, queue.Served{UserID: fmt.Sprintf("u%04d", i), Pass: i%3 != 0, SlotEnd: slot})
+		kind := "p"
+		if i%3 == 0 {
+			kind = "h"
+		}
+		first = append(first, eventsettings.LedgerEntry{UserID: fmt.Sprintf("u%04d", i), Value: kind + strconv.FormatInt(slot.UnixMilli(), 10)})
 	}
 	if err := l.AppendQueueLedger(ctx, "ev", first, now); err != nil {
 		t.Fatal(err)
 	}
-	later := []queue.Served{
-		{UserID: "u0001", Pass: true, Left: true},
-		{UserID: "u0002", Pass: true, Idle: true},
-		{UserID: "u0003", SlotEnd: slot.Add(time.Minute)},
-		{UserID: "new", Pass: true, SlotEnd: slot},
+	later := []eventsettings.LedgerEntry{
+		{UserID: "u0001", Value: "pL"},
+		{UserID: "u0002", Value: "pI"}, // a slot the idle limit freed
+		{UserID: "u0003", Value: "h" + strconv.FormatInt(slot.Add(time.Minute).UnixMilli(), 10)},
+		{UserID: "new", Value: "p" + strconv.FormatInt(slot.UnixMilli(), 10)},
 	}
 	if err := l.AppendQueueLedger(ctx, "ev", later, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.AppendQueueLedger(ctx, "other", []queue.Served{{UserID: "x", Pass: true, Left: true}}, now); err != nil {
+	if err := l.AppendQueueLedger(ctx, "other", []eventsettings.LedgerEntry{{UserID: "x", Value: "pL"}}, now); err != nil {
 		t.Fatal(err)
 	}
 	got := readLedger(t, l, "ev")
@@ -347,13 +352,13 @@ func ledger(t *testing.T, h Harness) {
 		if e.UserID == "u0001" || e.UserID == "u0002" || e.UserID == "u0003" {
 			continue
 		}
-		if got[e.UserID] != e.Value() {
-			t.Fatalf("%s = %q, want %q", e.UserID, got[e.UserID], e.Value())
+		if got[e.UserID] != e.Value {
+			t.Fatalf("%s = %q, want %q", e.UserID, got[e.UserID], e.Value)
 		}
 	}
 	for _, e := range later {
-		if got[e.UserID] != e.Value() {
-			t.Fatalf("%s = %q, want the later entry %q", e.UserID, got[e.UserID], e.Value())
+		if got[e.UserID] != e.Value {
+			t.Fatalf("%s = %q, want the later entry %q", e.UserID, got[e.UserID], e.Value)
 		}
 	}
 	if o := readLedger(t, l, "other"); len(o) != 1 || o["x"] != "pL" {
@@ -363,7 +368,7 @@ func ledger(t *testing.T, h Harness) {
 
 // readLedger replays every page of eventID's ledger in order and returns
 // each user's latest entry.
-func readLedger(t *testing.T, l queue.Ledger, eventID string) map[string]string {
+func readLedger(t *testing.T, l eventsettings.Ledger, eventID string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	pages := 0
@@ -376,10 +381,7 @@ func readLedger(t *testing.T, l queue.Ledger, eventID string) map[string]string 
 			t.Fatal(err)
 		}
 		for _, e := range page {
-			if _, err := queue.ParseServed(e.UserID, e.Value()); err != nil {
-				t.Fatal(err)
-			}
-			out[e.UserID] = e.Value()
+			out[e.UserID] = e.Value
 		}
 		if next == "" {
 			return out

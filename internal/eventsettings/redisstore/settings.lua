@@ -1,4 +1,4 @@
--- queuesettings.lua: store one event's Tier 2 settings (queue.ConfigStore).
+-- settings.lua: store one event's Tier 2 settings (eventsettings.Store).
 --
 -- KEYS[1] -> vwr1:{#queue}:settings    HASH event id -> "threshold:open:version:epoch"
 -- KEYS[2] -> vwr1:{#queue}:version     STRING store-wide version

@@ -1,3 +1,7 @@
+// Package dynamostore keeps event settings and the Tier 2 ledger in Tier
+// 1's two DynamoDB tables (eventsettings.Store and eventsettings.Ledger),
+// items of their own beside Tier 1's, so a deployment has one events
+// table and one positions table.
 package dynamostore
 
 import (
@@ -10,39 +14,122 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/internal/dynamotable"
+	"github.com/vwr-go/vwr/internal/eventsettings"
 )
 
-// Tier 2's settings live in the events table too (queue.ConfigStore):
+// The settings live in the events table:
 //   - pk=<eventId>, sk="queue": threshold, open, version, epoch. An item of
 //     its own, so Tier 1's event item and its layout migration never see it;
 //   - pk="#registry", sk="queue-version": v, bumped by every write, so an
 //     instance re-reads all settings only when something changed, and gen,
-//     a random id set with the first write (queue.SettingsVersion).
+//     a random id set with the first write (eventsettings.Version).
 //
-// Tier 2's ledger (queue.Ledger) lives in the positions table, which no
-// settings refresh scans:
+// The ledger lives in the positions table, which no settings refresh scans:
 //   - requestId="t2ledger#<eventId>": n, the number of chunks appended;
 //   - requestId="t2ledger#<eventId>#<i>", i = 1…n: entries, a map user id
-//     -> served value (queue.Served.Value), one append's worth (at most
-//     ledgerChunk users).
+//     -> served value (eventsettings.LedgerEntry.Value), one append's worth
+//     (at most ledgerChunk users).
 //
-// Both kinds of ledger item carry ttl = the last append + ServedRetention.
+// Both kinds of ledger item carry ttl = the last append + LedgerRetention.
 
-var (
-	_ queue.ConfigStore = (*Store)(nil)
-	_ queue.Ledger      = (*Store)(nil)
+var _ eventsettings.StoreLedger = (*Store)(nil)
+
+// Default table names: Tier 1's (internal/tier1/dynamostore uses these).
+const (
+	DefaultEventsTable    = "vwr-tier1-events"
+	DefaultPositionsTable = "vwr-tier1-positions"
 )
 
+// Config names the two tables (VWR_TIER1_EVENTS_TABLE and
+// VWR_TIER1_POSITIONS_TABLE); empty names take the defaults.
+type Config struct {
+	EventsTable    string
+	PositionsTable string
+}
+
+// WithDefaults fills empty table names.
+func (c Config) WithDefaults() Config {
+	if c.EventsTable == "" {
+		c.EventsTable = DefaultEventsTable
+	}
+	if c.PositionsTable == "" {
+		c.PositionsTable = DefaultPositionsTable
+	}
+	return c
+}
+
+// API is what the store needs from the DynamoDB client.
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Store is the DynamoDB adapter. It is safe for concurrent use.
+type Store struct {
+	db  API
+	cfg Config
+}
+
+// New returns a Store over db on cfg's tables.
+func New(db API, cfg Config) *Store {
+	cfg = cfg.WithDefaults()
+	return &Store{db: db, cfg: cfg}
+}
+
+// Open loads the AWS configuration (region, credentials, AWS_ENDPOINT_URL
+// and AWS_ENDPOINT_URL_DYNAMODB) and returns a Store on cfg's tables.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.EventsTable == cfg.PositionsTable {
+		return nil, errors.New("VWR_TIER1_EVENTS_TABLE and VWR_TIER1_POSITIONS_TABLE must differ")
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dynamostore: load AWS config: %w", err)
+	}
+	return New(dynamodb.NewFromConfig(awsCfg), cfg), nil
+}
+
+// Tables are the two tables, with the key attributes this store uses, as
+// template.yaml declares them (Tier 1's store declares the same).
+func (c Config) Tables() []dynamotable.Spec {
+	c = c.WithDefaults()
+	return []dynamotable.Spec{
+		{
+			Name:  c.EventsTable,
+			Hash:  dynamotable.Key{Name: "pk", Type: types.ScalarAttributeTypeS},
+			Range: dynamotable.Key{Name: attrSK, Type: types.ScalarAttributeTypeS},
+		},
+		{Name: c.PositionsTable, Hash: dynamotable.Key{Name: "requestId", Type: types.ScalarAttributeTypeS}, TTLAttribute: attrTTL},
+	}
+}
+
 const (
+	attrSK         = "sk"
+	attrTTL        = "ttl"
+	registryPK     = "#registry"
 	skQueue        = "queue"
 	queueVersionSK = "queue-version"
 	ledgerPrefix   = "t2ledger#"
 )
+
+type itemKey struct {
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+}
+
+type recordKey struct {
+	RequestID string `dynamodbav:"requestId"`
+}
 
 func queueKey(eventID string) itemKey { return itemKey{PK: eventID, SK: skQueue} }
 func queueVersionKey() itemKey        { return itemKey{PK: registryPK, SK: queueVersionSK} }
@@ -54,6 +141,33 @@ func ledgerChunkKey(eventID string, i int64) recordKey {
 	return recordKey{RequestID: ledgerPrefix + eventID + "#" + strconv.FormatInt(i, 10)}
 }
 
+func wrap(op string, err error) error { return fmt.Errorf("dynamostore: %s: %w", op, err) }
+
+func conditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// readItem reads one item of table strongly consistently into out; found
+// is false (and out untouched) when there is none.
+func (s *Store) readItem(ctx context.Context, table string, key any, what string, out any) (found bool, err error) {
+	k, err := attributevalue.MarshalMap(key)
+	if err != nil {
+		return false, fmt.Errorf("dynamostore: %s: %w", what, err)
+	}
+	res, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, wrap("read "+what, err)
+	}
+	if len(res.Item) == 0 {
+		return false, nil
+	}
+	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+		return false, fmt.Errorf("dynamostore: decode %s: %w", what, err)
+	}
+	return true, nil
+}
+
 // queueItem is an event's Tier 2 settings item.
 type queueItem struct {
 	PK        string `dynamodbav:"pk"`
@@ -63,8 +177,8 @@ type queueItem struct {
 	Epoch     string `dynamodbav:"epoch,omitempty"`
 }
 
-func (q queueItem) settings() queue.EventSettings {
-	return queue.EventSettings{Threshold: q.Threshold, Open: q.Open, Version: q.Version, Epoch: q.Epoch}
+func (q queueItem) settings() eventsettings.Settings {
+	return eventsettings.Settings{Threshold: q.Threshold, Open: q.Open, Version: q.Version, Epoch: q.Epoch}
 }
 
 // versionItem is the store-wide version item.
@@ -73,39 +187,29 @@ type versionItem struct {
 	Gen string `dynamodbav:"gen"`
 }
 
-// scanAPI is the Scan call QueueSettings needs. The SDK client has it; it
-// is asserted here rather than added to API, whose fakes predate it.
-type scanAPI interface {
-	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-}
-
 // QueueSettingsVersion reads the version item (strongly consistent).
-func (s *Store) QueueSettingsVersion(ctx context.Context) (queue.SettingsVersion, error) {
+func (s *Store) QueueSettingsVersion(ctx context.Context) (eventsettings.Version, error) {
 	var v versionItem
 	if _, err := s.readItem(ctx, s.cfg.EventsTable, queueVersionKey(), "queue settings version", &v); err != nil {
-		return queue.SettingsVersion{}, err
+		return eventsettings.Version{}, err
 	}
-	return queue.SettingsVersion{Generation: v.Gen, N: v.V}, nil
+	return eventsettings.Version{Generation: v.Gen, N: v.V}, nil
 }
 
 // QueueSettings reads the version, then scans the events table for the
 // settings items (strongly consistent, every page). The table also holds
 // Tier 1's items; the scan reads them and drops them, which is why Settings
 // only calls this when the version moved.
-func (s *Store) QueueSettings(ctx context.Context) (map[string]queue.EventSettings, queue.SettingsVersion, error) {
+func (s *Store) QueueSettings(ctx context.Context) (map[string]eventsettings.Settings, eventsettings.Version, error) {
 	v, err := s.QueueSettingsVersion(ctx)
 	if err != nil {
-		return nil, queue.SettingsVersion{}, err
-	}
-	sc, ok := s.db.(scanAPI)
-	if !ok {
-		return nil, queue.SettingsVersion{}, errors.New("dynamostore: queue settings: the DynamoDB client cannot Scan")
+		return nil, eventsettings.Version{}, err
 	}
 	vals, err := attributevalue.MarshalMap(map[string]any{":q": skQueue})
 	if err != nil {
-		return nil, queue.SettingsVersion{}, fmt.Errorf("dynamostore: queue settings: %w", err)
+		return nil, eventsettings.Version{}, fmt.Errorf("dynamostore: queue settings: %w", err)
 	}
-	out := map[string]queue.EventSettings{}
+	out := map[string]eventsettings.Settings{}
 	in := &dynamodb.ScanInput{
 		TableName:                 aws.String(s.cfg.EventsTable),
 		ConsistentRead:            aws.Bool(true),
@@ -113,13 +217,13 @@ func (s *Store) QueueSettings(ctx context.Context) (map[string]queue.EventSettin
 		ExpressionAttributeValues: vals,
 	}
 	for {
-		page, err := sc.Scan(ctx, in)
+		page, err := s.db.Scan(ctx, in)
 		if err != nil {
-			return nil, queue.SettingsVersion{}, wrap("queue settings", err)
+			return nil, eventsettings.Version{}, wrap("queue settings", err)
 		}
 		var items []queueItem
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, queue.SettingsVersion{}, fmt.Errorf("dynamostore: queue settings: %w", err)
+			return nil, eventsettings.Version{}, fmt.Errorf("dynamostore: queue settings: %w", err)
 		}
 		for _, it := range items {
 			out[it.PK] = it.settings()
@@ -162,19 +266,19 @@ func (s *Store) bumpQueueVersion(ctx context.Context, what string) (int64, error
 // with a newer version got there first (then that one is returned). A
 // failure between the two writes only leaves a version with no change
 // behind: the next refresh reads once more.
-func (s *Store) PutQueueSettings(ctx context.Context, eventID string, es queue.EventSettings) (queue.EventSettings, error) {
+func (s *Store) PutQueueSettings(ctx context.Context, eventID string, es eventsettings.Settings) (eventsettings.Settings, error) {
 	what := "put queue settings " + eventID
 	v, err := s.bumpQueueVersion(ctx, what)
 	if err != nil {
-		return queue.EventSettings{}, err
+		return eventsettings.Settings{}, err
 	}
 	key, err := attributevalue.MarshalMap(queueKey(eventID))
 	if err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
+		return eventsettings.Settings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
 	vals, err := attributevalue.MarshalMap(map[string]any{":t": es.Threshold, ":o": es.Open, ":v": v})
 	if err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
+		return eventsettings.Settings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.cfg.EventsTable), Key: key,
@@ -189,11 +293,11 @@ func (s *Store) PutQueueSettings(ctx context.Context, eventID string, es queue.E
 		return got, err
 	}
 	if err != nil {
-		return queue.EventSettings{}, wrap(what, err)
+		return eventsettings.Settings{}, wrap(what, err)
 	}
 	var it queueItem
 	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return queue.EventSettings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
+		return eventsettings.Settings{}, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
 	return it.settings(), nil
 }
@@ -201,15 +305,15 @@ func (s *Store) PutQueueSettings(ctx context.Context, eventID string, es queue.E
 // PutQueueEpoch bumps the version item, then writes the epoch of a stored
 // event with that version. Should a newer write win the race, the epoch is
 // still written, under that write's version.
-func (s *Store) PutQueueEpoch(ctx context.Context, eventID, epoch string) (queue.EventSettings, bool, error) {
+func (s *Store) PutQueueEpoch(ctx context.Context, eventID, epoch string) (eventsettings.Settings, bool, error) {
 	what := "put queue epoch " + eventID
 	v, err := s.bumpQueueVersion(ctx, what)
 	if err != nil {
-		return queue.EventSettings{}, false, err
+		return eventsettings.Settings{}, false, err
 	}
 	key, err := attributevalue.MarshalMap(queueKey(eventID))
 	if err != nil {
-		return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
+		return eventsettings.Settings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
 	}
 	for _, newer := range []bool{false, true} {
 		in := &dynamodb.UpdateItemInput{
@@ -224,30 +328,30 @@ func (s *Store) PutQueueEpoch(ctx context.Context, eventID, epoch string) (queue
 			delete(vals, ":v")
 		}
 		if in.ExpressionAttributeValues, err = attributevalue.MarshalMap(vals); err != nil {
-			return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
+			return eventsettings.Settings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
 		}
 		out, err := s.db.UpdateItem(ctx, in)
 		if conditionFailed(err) {
 			if _, found, err := s.queueSettingsOf(ctx, eventID); err != nil || !found {
-				return queue.EventSettings{}, false, err
+				return eventsettings.Settings{}, false, err
 			}
 			continue
 		}
 		if err != nil {
-			return queue.EventSettings{}, false, wrap(what, err)
+			return eventsettings.Settings{}, false, wrap(what, err)
 		}
 		var it queueItem
 		if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-			return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
+			return eventsettings.Settings{}, false, fmt.Errorf("dynamostore: %s: %w", what, err)
 		}
 		return it.settings(), true, nil
 	}
-	return queue.EventSettings{}, false, fmt.Errorf("dynamostore: %s: the item changed twice meanwhile", what)
+	return eventsettings.Settings{}, false, fmt.Errorf("dynamostore: %s: the item changed twice meanwhile", what)
 }
 
 // RestoreQueueSettings writes each event absent from the table under a
 // new version, with a condition that it still is absent.
-func (s *Store) RestoreQueueSettings(ctx context.Context, all map[string]queue.EventSettings) (int, error) {
+func (s *Store) RestoreQueueSettings(ctx context.Context, all map[string]eventsettings.Settings) (int, error) {
 	n := 0
 	for ev, es := range all {
 		what := "restore queue settings " + ev
@@ -276,11 +380,11 @@ func (s *Store) RestoreQueueSettings(ctx context.Context, all map[string]queue.E
 }
 
 // queueSettingsOf reads one event's settings item (strongly consistent).
-func (s *Store) queueSettingsOf(ctx context.Context, eventID string) (queue.EventSettings, bool, error) {
+func (s *Store) queueSettingsOf(ctx context.Context, eventID string) (eventsettings.Settings, bool, error) {
 	var it queueItem
 	found, err := s.readItem(ctx, s.cfg.EventsTable, queueKey(eventID), "queue settings "+eventID, &it)
 	if err != nil {
-		return queue.EventSettings{}, false, err
+		return eventsettings.Settings{}, false, err
 	}
 	return it.settings(), found, nil
 }
@@ -304,9 +408,9 @@ type ledgerChunkItem struct {
 // item (ADD n 1) and writes the entries under it, ledgerChunk users per
 // chunk. A failure between the two leaves a gap the reader skips; the
 // caller appends the entries again.
-func (s *Store) AppendQueueLedger(ctx context.Context, eventID string, entries []queue.Served, now time.Time) error {
+func (s *Store) AppendQueueLedger(ctx context.Context, eventID string, entries []eventsettings.LedgerEntry, now time.Time) error {
 	what := "append queue ledger " + eventID
-	ttl := now.Add(queue.ServedRetention).Unix()
+	ttl := now.Add(eventsettings.LedgerRetention).Unix()
 	for len(entries) > 0 {
 		part := entries[:min(len(entries), ledgerChunk)]
 		entries = entries[len(part):]
@@ -333,7 +437,7 @@ func (s *Store) AppendQueueLedger(ctx context.Context, eventID string, entries [
 		}
 		m := make(map[string]string, len(part))
 		for _, e := range part {
-			m[e.UserID] = e.Value() // within one append, the later entry wins
+			m[e.UserID] = e.Value // within one append, the later entry wins
 		}
 		item, err := attributevalue.MarshalMap(struct {
 			recordKey
@@ -353,7 +457,7 @@ func (s *Store) AppendQueueLedger(ctx context.Context, eventID string, entries [
 // QueueLedger reads ledgerReadBatch chunks from the cursor (the next chunk
 // number, "" for 1) in one BatchGetItem, in chunk order; chunks missing (a
 // failed append) are skipped.
-func (s *Store) QueueLedger(ctx context.Context, eventID, cursor string) ([]queue.Served, string, error) {
+func (s *Store) QueueLedger(ctx context.Context, eventID, cursor string) ([]eventsettings.LedgerEntry, string, error) {
 	what := "queue ledger " + eventID
 	from := int64(1)
 	if cursor != "" {
@@ -406,14 +510,10 @@ func (s *Store) QueueLedger(ctx context.Context, eventID, cursor string) ([]queu
 		order = append(order, i)
 	}
 	sort.Slice(order, func(a, b int) bool { return order[a] < order[b] })
-	var entries []queue.Served
+	var entries []eventsettings.LedgerEntry
 	for _, i := range order {
 		for uid, v := range chunks[i] {
-			e, err := queue.ParseServed(uid, v)
-			if err != nil {
-				return nil, "", fmt.Errorf("dynamostore: %s: %w", what, err)
-			}
-			entries = append(entries, e)
+			entries = append(entries, eventsettings.LedgerEntry{UserID: uid, Value: v})
 		}
 	}
 	next := ""
