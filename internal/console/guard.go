@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -322,7 +323,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.cfg.Clock.Now()
 	if blocked, wait := s.signins.blocked(now); blocked {
-		w.Header().Set("Retry-After", strings.TrimSuffix(wait.Round(time.Second).String(), "s"))
+		w.Header().Set("Retry-After", strconv.Itoa(int(max((wait+time.Second-1)/time.Second, 1))))
 		jsonhttp.WriteError(w, errTooManySignIns)
 		return
 	}
