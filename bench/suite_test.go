@@ -387,7 +387,7 @@ func checkScript(tb testing.TB, root string) *redis.Script {
 // spelled out). TestRawCheckMatchesStore fails when the two drift apart.
 func eventKeys(ev string) []string {
 	t := "{" + ev + "}"
-	return []string{t + ":queue", t + ":active", t + ":swept", t + ":threshold", t + ":admissions", t + ":rank-pending", t + ":retired", t + ":epoch", t + ":served", t + ":unlogged", t + ":header"}
+	return []string{t + ":queue", t + ":active", t + ":swept", t + ":threshold", t + ":admissions", t + ":rank-pending", t + ":retired", t + ":epoch", t + ":served", t + ":unlogged", t + ":header", t + ":listed"}
 }
 
 // checkArgs is check.lua's ARGV after the user id, as redisstore.Check sends

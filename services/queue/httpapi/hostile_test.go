@@ -29,14 +29,14 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b3: %v", r)
 	}
 	before := b.dumpMatching(t, "*{"+evB+"}*")
-	if len(before) != 7 { // queue, active, admissions, rank-pending, epoch, served, header
+	if len(before) != 8 { // queue, active, admissions, rank-pending, epoch, served, header, listed
 		t.Fatalf("setup: b has %d keys: %v", len(before), before)
 	}
 
 	key := func(suffix string) string { return b.prefix + "{" + evB + "}:" + suffix }
 	hostile := []string{
 		"{" + evB + "}:queue *?[]\"\\ x",
-		key("queue"), key("active"), key("swept"), key("threshold"), key("served"), key("unlogged"), key("header"), b.prefix + "queue:active-events",
+		key("queue"), key("active"), key("swept"), key("threshold"), key("served"), key("unlogged"), key("header"), key("listed"), b.prefix + "queue:active-events",
 		"*", "[a-z]?", "\\\"", "{}", "' or 1=1 --", "]] .. redis.call('FLUSHALL') .. [[",
 		"알리스 {" + evB + "}", strings.Repeat("}", 256),
 	}
@@ -85,10 +85,10 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b's keys changed:\nbefore %q\nafter  %q", before, after)
 	}
 	// Everyone left a: only the admission record (rate window and the
-	// ranking count no worker has drained yet), the epoch and the record of
-	// who was served are left, in a's slot.
+	// ranking count no worker has drained yet), the epoch, the record of
+	// who was served and the mark that the event is listed are left, in a's slot.
 	got := b.dumpMatching(t, "*{"+evA+"}*")
-	if len(got) != 4 || got[b.prefix+"{"+evA+"}:epoch"] == "" || got[b.prefix+"{"+evA+"}:admissions"] == "" ||
+	if len(got) != 5 || got[b.prefix+"{"+evA+"}:epoch"] == "" || got[b.prefix+"{"+evA+"}:admissions"] == "" || got[b.prefix+"{"+evA+"}:listed"] == "" ||
 		got[b.prefix+"{"+evA+"}:rank-pending"] == "" || got[b.prefix+"{"+evA+"}:served"] == "" {
 		t.Fatalf("a's keys after everyone left: %q", got)
 	}

@@ -1,8 +1,8 @@
 -- admit.lua: one admission pass over one event.
 --
--- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header)
+--                header, listed)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> active TTL ms (the length of a slot)
 -- ARGV[3] -> default threshold

@@ -11,6 +11,7 @@
 -- KEYS[9] -> {E}:served       HASH uid -> served value: whom the event let in, and who left (lib.lua)
 -- KEYS[10] -> {E}:unlogged    HASH uid -> served value not yet in the durable ledger
 -- KEYS[11] -> {E}:header      SET waiters named by a trusted header (not a Tier 1 pass)
+-- KEYS[12] -> {E}:listed      STRING "1" while the event is in the active-events set
 -- ARGV[1] -> user id
 -- ARGV[2] -> line base (Tier 1 position, or arrival ms)
 -- ARGV[3] -> now, unix ms
@@ -50,12 +51,13 @@
 -- for a renewal not counted back), activated
 -- (0|1), rank (0-based), queue size, active count, threshold, admissions in
 -- window, slot end ms (0 unless active), relist (the retired tombstone's
--- token, or "" when there is none), epoch id, recovering until ms, first
--- admission in the rate window ms (queued replies only) or 0, done reason
--- or ""}. With a relist token the caller must SADD the event to the active
--- set again and then clear the tombstone with release.lua. The tombstone
--- stays until then, so every check that runs before the event is listed
--- again relists it itself.
+-- token, "+" when the event is not marked listed, or "" when it is), epoch
+-- id, recovering until ms, first admission in the rate window ms (queued
+-- replies only) or 0, done reason or ""}. With a relist token the caller
+-- must SADD the event to the active set and then mark it listed with
+-- relisted.lua. Until then every check relists it itself, so none returns
+-- with its user in an unlisted event, and a listed event's check touches
+-- nothing outside the event's slot.
 local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
@@ -112,4 +114,5 @@ else
 end
 
 local relist = redis.call('GET', KEYS[7]) or ''
+if relist == '' and redis.call('EXISTS', KEYS[12]) == 0 then relist = '+' end
 return view(status, activated, rank, KEYS, th, since, expires, relist, eid, untl, done)

@@ -1,8 +1,8 @@
 -- cleanup.lua: one page of the stale sweep over an event's line.
 --
--- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header)
+--                header, listed)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> seen TTL ms: waiters silent at least this long are dropped
 -- ARGV[3] -> where the page starts: '-inf' for the first page, else '('

@@ -106,13 +106,13 @@ func (f *fixture) emptied(uid string) {
 	f.admit(t0, 1, 10)
 }
 
-// script runs only check.lua for uid, as a join whose pipelined SADD
-// landed elsewhere in time (a Cluster pipeline sends the two to two nodes
-// at once), and returns the snapshot and the relist token.
+// script runs only check.lua for uid, as a join whose relist (SADD, then
+// relisted.lua) is still on its way, and returns the snapshot and the
+// relist token.
 func (f *fixture) script(uid string, score int64) (queue.Snapshot, string) {
 	f.t.Helper()
-	reply, err := f.s.checkPipeline(f.ctx, f.ev, f.s.k.eventKeys(f.ev),
-		checkArgs(queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}), false)
+	reply, err := f.s.runCheck(f.ctx, f.s.k.eventKeys(f.ev),
+		checkArgs(queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}))
 	if err != nil {
 		f.t.Fatalf("check.lua(%s): %v", uid, err)
 	}
@@ -553,50 +553,64 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		t.Parallel()
 		f := setup(t, newStore)
 		f.emptied("a")
-		// The join's SADD landed before the SREM and its script runs
-		// between the SREM and the re-check: only the re-check can put the
-		// event back (a full Check here would SADD after its script and
-		// relist the event whatever Retire did).
+		// The join's script runs between the SREM and the re-check: it
+		// finds the event unmarked and would list it itself, and the
+		// re-check puts it back too.
+		var token string
 		f.s.afterSREM = func() {
-			if _, relist := f.script("b", 2); relist != "" {
-				t.Errorf("tombstone %q before the retire left one", relist)
+			if _, token = f.script("b", 2); token == "" || token == "+" {
+				t.Errorf("relist token %q inside a retire; want the retire's tombstone", token)
 			}
 		}
 		removed, err := f.s.Retire(f.ctx, f.ev)
 		if err != nil || removed || !f.listed() {
 			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
 		}
-		if n, _ := f.s.rdb.Exists(f.ctx, f.s.k.retired(f.ev)).Result(); n != 0 {
-			t.Fatal("a retire that kept the event left a tombstone")
+		if n, err := relistedScript.Run(f.ctx, f.s.rdb, []string{f.s.k.retired(f.ev), f.s.k.listed(f.ev)}, token).Int64(); err != nil || n != 1 {
+			t.Fatalf("the join's relisted.lua = %d, %v; want 1", n, err)
+		}
+		if _, relist := f.script("c", 3); relist != "" {
+			t.Fatalf("relist token %q once listed again", relist)
 		}
 	})
 
-	t.Run("every join whose SADD landed before the SREM relists until one has", func(t *testing.T) {
+	t.Run("a worker that dies inside a retire leaves the event to the next join", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
 		f.emptied("a")
-		// Two joins' SADDs arrive first (a Cluster pipeline may do that)...
-		if err := f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+		// 'begin' ran; the SREM did too, the re-check never did.
+		if keep, err := retireScript.Run(f.ctx, f.s.rdb, f.s.k.eventKeys(f.ev), "begin", 60000, "dead-worker").Int64(); err != nil || keep != 0 {
+			t.Fatalf("begin = %d, %v", keep, err)
+		}
+		if err := f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
 			t.Fatal(err)
 		}
-		// ...the worker's retire runs between their SADDs and their scripts...
+		if s := f.check("b", 2, t0, 1); s.Status != queue.StatusActive || !f.listed() {
+			t.Fatalf("join after a dead retire: %+v, listed %v", s, f.listed())
+		}
+	})
+
+	t.Run("every join after a retire lists the event until one has", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.emptied("a")
 		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed || f.listed() {
 			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
 		}
-		// ...b's script finds the tombstone, but b's relist is still on its
+		// b's script finds the tombstone, but b's relist is still on its
 		// way when c's script runs: c must relist too, or c's Check would
 		// return with c queued in an unlisted event.
 		_, tb := f.script("b", 2)
 		_, tc := f.script("c", 3)
-		if tb == "" || tc != tb {
+		if tb == "" || tb == "+" || tc != tb {
 			t.Fatalf("relist tokens b=%q c=%q; want the same tombstone for both", tb, tc)
 		}
 		if f.listed() {
 			t.Fatal("setup: listed before any relist")
 		}
 
-		// Through Store.Check (scripts cached): the pipelined SADD, one more
-		// SADD, then the tombstone is cleared.
+		// Through Store.Check (scripts cached): the script, the SADD, then
+		// relisted.lua clears the tombstone and marks the event listed.
 		if err := f.s.Load(f.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -604,38 +618,53 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		f.s.rdb.AddHook(h)
 		f.check("d", 4, t0, 1)
 		trips, scripts, names := counts(h)
-		if trips != 3 || scripts != 2 || fmt.Sprint(names) != "[evalsha sadd sadd evalsha]" || !f.listed() {
-			t.Fatalf("check after a retire sent %d trips %v; want [evalsha sadd] [sadd] [evalsha]", trips, names)
+		if trips != 3 || scripts != 2 || fmt.Sprint(names) != "[evalsha sadd evalsha]" || !f.listed() {
+			t.Fatalf("check after a retire sent %d trips %v; want [evalsha] [sadd] [evalsha]", trips, names)
 		}
 		if n, _ := f.s.rdb.Exists(f.ctx, f.s.k.retired(f.ev)).Result(); n != 0 {
 			t.Fatal("the tombstone outlived its relist")
 		}
 		counts(h)
 		f.check("d", 4, t0, 1)
-		if trips, _, names := counts(h); trips != 1 {
-			t.Fatalf("check after the relist sent %v; want one trip", names)
+		if trips, _, names := counts(h); trips != 1 || fmt.Sprint(names) != "[evalsha]" {
+			t.Fatalf("check after the relist sent %v; want one script call alone", names)
 		}
 	})
 
-	t.Run("a relist clears only the tombstone it saw", func(t *testing.T) {
+	t.Run("a relist marks the event only if no retire began since its script", func(t *testing.T) {
 		t.Parallel()
-		f := setup(t, newStore)
-		f.emptied("a")
-		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed {
-			t.Fatalf("Retire = %v, %v", removed, err)
-		}
-		_, old := f.script("b", 2) // b's relist is slow...
-		f.leave("b")
-		f.admit(t0, 1, 10)
-		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed { // ...a second retire...
-			t.Fatalf("second Retire = %v, %v", removed, err)
-		}
-		// ...so b's late release must leave the new tombstone alone.
-		if n, err := releaseScript.Run(f.ctx, f.s.rdb, []string{f.s.k.retired(f.ev)}, old).Int64(); err != nil || n != 0 {
-			t.Fatalf("stale release = %d, %v; want 0", n, err)
-		}
-		if _, relist := f.script("c", 3); relist == "" || relist == old {
-			t.Fatalf("relist token %q after the second retire (old %q)", relist, old)
+		for _, c := range []struct {
+			name    string
+			retired bool // a retire ran before the join's script
+		}{{"a tombstone's token", true}, {"no tombstone", false}} {
+			t.Run(c.name, func(t *testing.T) {
+				f := setup(t, newStore)
+				if c.retired {
+					f.emptied("a")
+					if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed {
+						t.Fatalf("Retire = %v, %v", removed, err)
+					}
+				}
+				_, old := f.script("b", 2) // b's relist is slow...
+				if old == "" {
+					t.Fatal("a join of an unlisted event got no relist token")
+				}
+				if err := f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil { // ...its SADD lands...
+					t.Fatal(err)
+				}
+				f.leave("b")
+				f.admit(t0, 1, 10)
+				if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed { // ...a retire runs...
+					t.Fatalf("second Retire = %v, %v", removed, err)
+				}
+				// ...so b's late relisted.lua must mark nothing: the event is unlisted.
+				if n, err := relistedScript.Run(f.ctx, f.s.rdb, []string{f.s.k.retired(f.ev), f.s.k.listed(f.ev)}, old).Int64(); err != nil || n != 0 {
+					t.Fatalf("stale relisted.lua = %d, %v; want 0", n, err)
+				}
+				if _, relist := f.script("c", 3); relist == "" || relist == old {
+					t.Fatalf("relist token %q after the second retire (old %q)", relist, old)
+				}
+			})
 		}
 	})
 

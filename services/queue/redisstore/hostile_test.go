@@ -19,7 +19,7 @@ import (
 func hostileIDs(s *Store, b string) []string {
 	return []string{
 		"{" + b + "}:queue *?[]\"\\ x",
-		s.k.queue(b), s.k.active(b), s.k.swept(b), s.k.threshold(b), s.k.retired(b), s.k.served(b), s.k.unlogged(b), s.k.header(b),
+		s.k.queue(b), s.k.active(b), s.k.swept(b), s.k.threshold(b), s.k.retired(b), s.k.listed(b), s.k.served(b), s.k.unlogged(b), s.k.header(b),
 		s.k.lock(b), s.k.activeEvents(), s.k.ranking("daily", t0),
 		"*", "?", "[a-z]*", "\\", "\"", "{", "}", "{}", ":", "a b", "a  b",
 		"' or 1=1 --", "]] .. redis.call('FLUSHALL') .. [[", "0", "-1", "inf", "nan", "1e3",
@@ -58,8 +58,8 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 				t.Fatalf("Lock(b) = %v, %v", ok, err)
 			}
 			before := dump(t, fa.s, "*{"+b+"}*")
-			if len(before) != 8 {
-				t.Fatalf("setup: b has %d keys, want 8: %v", len(before), before)
+			if len(before) != 9 {
+				t.Fatalf("setup: b has %d keys, want 9: %v", len(before), before)
 			}
 
 			// a, threshold 1: the first id enters, the rest queue behind it.
@@ -113,6 +113,7 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 				// Who was let in: ids[0] (then left) and ids[1]. ids[2]
 				// left the line, named by a header: no record.
 				fa.s.k.served(a): fmt.Sprintf("hash %v +ttl", map[string]string{ids[0]: "hL", ids[1]: fmt.Sprintf("h%d", ms(t0.Add(ttl)))}),
+				fa.s.k.listed(a): "string 1",
 			}
 			if !mapsEqual(got, want) {
 				t.Fatalf("a's keys:\n got %q\nwant %q", got, want)

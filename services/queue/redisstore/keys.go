@@ -8,7 +8,9 @@ import (
 // keys builds every Redis key the Tier 2 store uses. One event's keys share
 // the hash tag {eventID}, so each per-event script touches a single Cluster
 // slot. The active-events set, the rankings and nothing else live outside an
-// event's slot, and no script touches them. Keys are built from validated
+// event's slot, and no script touches them; a check writes the active-events
+// set only when the event is not listed ({E}:listed), so a poll touches one
+// node. Keys are built from validated
 // event ids only: a user id (any printable text) is only ever a member or a
 // script argument (hostile_test.go).
 type keys struct {
@@ -38,7 +40,10 @@ func (k keys) header(ev string) string {
 	return k.tag(ev) + ":header" // SET waiters named by a trusted header rather than a Tier 1 pass
 }
 func (k keys) retired(ev string) string {
-	return k.tag(ev) + ":retired" // STRING tombstone: the worker dropped the event from the active set
+	return k.tag(ev) + ":retired" // STRING tombstone: the worker is dropping or dropped the event from the active set
+}
+func (k keys) listed(ev string) string {
+	return k.tag(ev) + ":listed" // STRING "1": the event is in the active set, so a check need not list it
 }
 
 // lock is the event's admission lock (STRING owner, PX LockTTL).
@@ -62,6 +67,7 @@ func (k keys) eventKeys(ev string) []string {
 		k.served(ev),      // KEYS[9]
 		k.unlogged(ev),    // KEYS[10]
 		k.header(ev),      // KEYS[11]
+		k.listed(ev),      // KEYS[12]
 	}
 }
 

@@ -1,8 +1,8 @@
 -- leave.lua: remove a user from an event's line and active set at once.
 --
--- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header)
+--                header, listed)
 -- ARGV[1] -> user id
 -- ARGV[2] -> 'p' (came with a Tier 1 pass) or 'h' (named by a header)
 -- ARGV[3] -> '1' with the durable ledger on (as ARGV[14] of check.lua)

@@ -1,8 +1,7 @@
 -- release.lua: delete a key only if it still holds the caller's token
--- (compare-and-delete). It releases the admission lock, and clears the
--- retired tombstone once a check has relisted the event.
+-- (compare-and-delete). It releases the admission lock.
 --
--- KEYS[1] -> admission:lock:{E} (STRING owner) or {E}:retired (STRING token)
+-- KEYS[1] -> admission:lock:{E} (STRING owner)
 -- ARGV[1] -> the token the caller holds
 --
 -- Returns 1 when deleted, 0 when the key was gone or held another token.

@@ -2,9 +2,9 @@
 -- of its state, from the durable ledger or from the admissions the calling
 -- instance made and nobody had claimed yet (queue.Store.Replay).
 --
--- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header)
+--                header, listed)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> the epoch id whose replay this call completes, or '' when more
 --            is to come (or this is not the ledger's replay)

@@ -1,20 +1,26 @@
--- retire.lua: decide, after the caller's SREM, whether an event stays in the
--- active-events set. See docs/tier2-store.md for the race this closes.
+-- retire.lua: drop an event from the active-events set, in two steps around
+-- the caller's SREM. See docs/tier2-store.md for the races this closes.
 --
--- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header)
--- ARGV[1] -> tombstone TTL ms
--- ARGV[2] -> tombstone token, unique to this retire
+--                header, listed)
+-- ARGV[1] -> 'begin' (before the SREM) or 'recheck' (after it)
+-- ARGV[2] -> tombstone TTL ms ('begin')
+-- ARGV[3] -> tombstone token, unique to this retire ('begin')
 --
--- When the line, the active set, the pending rankings and the changes not
--- yet in the durable ledger are all empty, it
--- leaves the tombstone {E}:retired = token, so that every check.lua until a
--- relist clears it tells its caller to SADD the event again, and returns 0.
--- Otherwise it returns 1: the caller must SADD the event back.
-if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[2]) > 0
-    or redis.call('EXISTS', KEYS[6]) == 1 or redis.call('EXISTS', KEYS[10]) == 1 then
-  return 1
+-- An event is empty when its line, active set, pending rankings and the
+-- changes not yet in the durable ledger all are. 'begin' on an empty event
+-- unmarks it listed and leaves the tombstone {E}:retired = token before the
+-- caller's SREM, so that every check.lua from then on lists the event
+-- again itself (even if the caller dies before its SREM), and returns 0;
+-- on a non-empty one it changes nothing and returns 1 (keep it). 'recheck'
+-- returns 1 when someone joined since, and the caller must SADD the event
+-- back; else 0.
+local empty = redis.call('ZCARD', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[2]) == 0
+    and redis.call('EXISTS', KEYS[6]) == 0 and redis.call('EXISTS', KEYS[10]) == 0
+if not empty then return 1 end
+if ARGV[1] == 'begin' then
+  redis.call('DEL', KEYS[12])
+  redis.call('SET', KEYS[7], ARGV[3], 'PX', ARGV[2])
 end
-redis.call('SET', KEYS[7], ARGV[2], 'PX', ARGV[1])
 return 0

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -22,7 +23,8 @@ func counts(h *redistrips.Hook) (trips, scripts int, names []string) {
 
 // TestCheckIsOneRoundTrip counts, through a go-redis hook, what one Check
 // sends once the script cache is warm: one round trip carrying one script
-// call (plus the idempotent SADD in the same pipeline), for every outcome.
+// call and nothing else, for every outcome, once the event is listed. The
+// event's first check lists it: the script, the SADD, relisted.lua.
 func TestCheckIsOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
@@ -32,6 +34,16 @@ func TestCheckIsOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	ev := testenv.UniqueID(t)
 	if err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	counts(h)
+	if _, err := s.Check(ctx, queue.CheckInput{EventID: ev, UserID: "first", Score: 0, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if trips, scripts, names := counts(h); trips != 3 || scripts != 2 || fmt.Sprint(names) != "[evalsha sadd evalsha]" {
+		t.Fatalf("the event's first check sent %d trips %v; want [evalsha] [sadd] [evalsha]", trips, names)
+	}
+	if _, err := s.Leave(ctx, queue.LeaveInput{EventID: ev, UserID: "first"}); err != nil {
 		t.Fatal(err)
 	}
 	counts(h)
@@ -56,8 +68,8 @@ func TestCheckIsOneRoundTrip(t *testing.T) {
 			if trips != 1 || scripts != 1 {
 				t.Fatalf("%d round trips and %d script calls (%v); want 1 and 1", trips, scripts, names)
 			}
-			if got := fmt.Sprint(names); got != "[evalsha sadd]" {
-				t.Fatalf("commands %s, want [evalsha sadd]", got)
+			if got := fmt.Sprint(names); got != "[evalsha]" {
+				t.Fatalf("commands %s, want [evalsha]", got)
 			}
 		})
 	}
@@ -87,7 +99,9 @@ func TestColdScriptCache(t *testing.T) {
 	}
 	counts(h)
 	check("d", 9)
-	if trips, _, names := counts(h); trips != 2 || fmt.Sprint(names) != "[evalsha sadd eval sadd]" {
+	// NOSCRIPT, EVAL; then the first check lists the event (SADD, and
+	// relisted.lua, which is cold too).
+	if trips, _, names := counts(h); trips != 5 || fmt.Sprint(names) != "[evalsha eval sadd evalsha eval]" {
 		t.Fatalf("cold: %d trips %v", trips, names)
 	}
 	check("e", 10)
@@ -103,7 +117,96 @@ func TestColdScriptCache(t *testing.T) {
 	}
 	counts(h)
 	check("f", 11)
-	if trips, scripts, names := counts(h); trips != 1 || scripts != 1 || fmt.Sprint(names) != "[evalsha sadd]" {
+	if trips, scripts, names := counts(h); trips != 1 || scripts != 1 || fmt.Sprint(names) != "[evalsha]" {
 		t.Fatalf("after Load: %d trips, %d scripts %v; want one EVALSHA trip", trips, scripts, names)
+	}
+}
+
+// nodeSet records which Cluster nodes the commands of one call went to.
+type nodeSet struct {
+	mu    sync.Mutex
+	nodes map[string]bool
+}
+
+type nodeSetKey struct{}
+
+// nodeHook notes its node in the call's nodeSet.
+type nodeHook struct{ addr string }
+
+func (h nodeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h nodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.note(ctx)
+		return next(ctx, cmd)
+	}
+}
+func (h nodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.note(ctx)
+		return next(ctx, cmds)
+	}
+}
+func (h nodeHook) note(ctx context.Context) {
+	if s, ok := ctx.Value(nodeSetKey{}).(*nodeSet); ok {
+		s.mu.Lock()
+		s.nodes[h.addr] = true
+		s.mu.Unlock()
+	}
+}
+
+// TestCheckTouchesOneClusterNode runs checks of 30 events on the project's
+// 3-node Cluster and records, per call, the nodes its commands reached: a
+// check of a listed event touches exactly one node, its event's, whatever
+// the outcome, even for the events whose slot is not on the node holding
+// the active-events set. Only the event's first check lists it, there.
+func TestCheckTouchesOneClusterNode(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: testenv.RedisCluster(t)})
+	rdb.OnNewNode(func(n *redis.Client) { n.AddHook(nodeHook{addr: n.Options().Addr}) })
+	s := newPrefixed(t, rdb)
+	ctx := context.Background()
+	if err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodeOf := func(key string) string {
+		t.Helper()
+		sh, err := rdb.MasterForKey(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh.Options().Addr
+	}
+	registry := nodeOf(s.k.activeEvents())
+	check := func(ev, uid string, score int64) (queue.Snapshot, map[string]bool) {
+		t.Helper()
+		ns := &nodeSet{nodes: map[string]bool{}}
+		snap, err := s.Check(context.WithValue(ctx, nodeSetKey{}, ns), queue.CheckInput{EventID: ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap, ns.nodes
+	}
+	elsewhere := 0
+	for i := range 30 {
+		ev := fmt.Sprintf("%s-%02d", testenv.UniqueID(t), i)
+		home := nodeOf(s.k.queue(ev))
+		if home != registry {
+			elsewhere++
+		}
+		if _, nodes := check(ev, "first", 1); !nodes[home] || !nodes[registry] {
+			t.Fatalf("%s's first check reached %v; want its node %s and the registry's %s", ev, nodes, home, registry)
+		}
+		for _, c := range []struct {
+			uid  string
+			want queue.Status
+		}{{"first", queue.StatusActive}, {"second", queue.StatusQueued}, {"second", queue.StatusQueued}, {"third", queue.StatusQueued}} {
+			snap, nodes := check(ev, c.uid, 2)
+			if snap.Status != c.want || len(nodes) != 1 || !nodes[home] {
+				t.Fatalf("%s %s: %s, nodes %v; want %s on %s alone", ev, c.uid, snap.Status, nodes, c.want, home)
+			}
+		}
+	}
+	if elsewhere == 0 {
+		t.Fatal("every event landed on the registry's node: the test proved nothing")
 	}
 }

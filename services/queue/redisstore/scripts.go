@@ -35,6 +35,8 @@ var (
 	loggedLua string
 	//go:embed relog.lua
 	relogLua string
+	//go:embed relisted.lua
+	relistedLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
@@ -47,7 +49,7 @@ var (
 	leaveScript = redis.NewScript(lib + leaveLua)
 	// admitScript is one worker admission pass over one event.
 	admitScript = redis.NewScript(lib + admitLua)
-	// retireScript decides whether an event stays in the active-events set.
+	// retireScript begins and rechecks dropping an event from the active-events set.
 	retireScript = redis.NewScript(lib + retireLua)
 	// cleanupScript drops queued users with stale heartbeats.
 	cleanupScript = redis.NewScript(lib + cleanupLua)
@@ -59,10 +61,11 @@ var (
 	loggedScript = redis.NewScript(lib + loggedLua)
 	// relogScript queues a page of the served record for the ledger again.
 	relogScript = redis.NewScript(lib + relogLua)
-	// releaseScript is compare-and-delete: it releases the admission lock
-	// and clears a retired tombstone after its relist.
+	// releaseScript is compare-and-delete: it releases the admission lock.
 	releaseScript = redis.NewScript(releaseLua)
+	// relistedScript marks an event listed after a check's SADD.
+	relistedScript = redis.NewScript(relistedLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript, relistedScript}

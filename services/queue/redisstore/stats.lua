@@ -1,8 +1,8 @@
 -- stats.lua: read an event's counters; changes nothing.
 --
--- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header)
+--                header, listed)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> default threshold
 -- ARGV[3] -> rate window ms

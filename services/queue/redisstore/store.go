@@ -52,9 +52,10 @@ func New(rdb redis.UniversalClient, opts Options) *Store {
 
 // tombstoneTTL bounds how long a retired tombstone nobody clears is kept. A
 // check clears it once it has relisted the event; it only has to outlive a
-// check whose SADD and script ran in the opposite order (a Cluster pipeline
-// sends them to two nodes at once), which the client's timeouts bound.
-const tombstoneTTL = time.Minute
+// check that read "not listed, no tombstone" before the retire began and
+// whose relisted.lua comes after it (it must find the tombstone and leave
+// the event unmarked), which the client's timeouts bound.
+const tombstoneTTL = 10 * time.Minute
 
 // Load puts every script into Redis' script cache (on every master of a
 // Cluster), so that the first calls are already single EVALSHA round trips.
@@ -103,18 +104,17 @@ func wrap(op, ev string, err error) error {
 	return fmt.Errorf("redisstore: %s %s: %w", op, ev, err)
 }
 
-// Check runs check.lua and, in the same pipeline (one round trip), the
-// idempotent SADD of the event into the active-events set. Only when the
-// script finds a retired tombstone does it take two more round trips: the
-// pipelined SADD may have landed before the retire's SREM, so it SADDs again
-// and, once that SADD is done, clears the tombstone (if it is still the one
-// it saw). Until then every other check relists too, so none returns with
-// its user queued in an unlisted event.
+// Check runs check.lua: one round trip to the event's node. Only when the
+// script finds the event unlisted (its first waiter since a retire or a
+// loss) does it take two more: the SADD into the active-events set, then
+// relisted.lua, which marks the event listed unless a retire began since.
+// Until the mark is set every other check lists the event too, so none
+// returns with its user queued in an event the worker does not visit.
 func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
 	if in.Score < 0 || in.Score > queue.MaxLineBase {
 		return queue.Snapshot{}, wrap("check", in.EventID, fmt.Errorf("line base %d outside 0…%d", in.Score, queue.MaxLineBase))
 	}
-	reply, err := s.checkPipeline(ctx, in.EventID, s.k.eventKeys(in.EventID), checkArgs(in), true)
+	reply, err := s.runCheck(ctx, s.k.eventKeys(in.EventID), checkArgs(in))
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
 	}
@@ -127,7 +127,7 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), in.EventID).Err(); err != nil {
 			return snap, wrap("check relist", in.EventID, err)
 		}
-		if err := releaseScript.Run(ctx, s.rdb, []string{s.k.retired(in.EventID)}, relist).Err(); err != nil {
+		if err := relistedScript.Run(ctx, s.rdb, []string{s.k.retired(in.EventID), s.k.listed(in.EventID)}, relist).Err(); err != nil {
 			return snap, wrap("check relist", in.EventID, err)
 		}
 	}
@@ -144,31 +144,9 @@ func checkArgs(in queue.CheckInput) []any {
 		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder, kind(in.Pass), limit(in.Idle), flag(in.Ledger), retain(), flag(in.Renewal)}
 }
 
-// checkPipeline sends EVALSHA (EVAL after NOSCRIPT) of check.lua, followed
-// by the SADD when sadd is set.
-func (s *Store) checkPipeline(ctx context.Context, ev string, keys []string, args []any, sadd bool) ([]any, error) {
-	run := func(eval bool) (*redis.Cmd, error) {
-		pipe := s.rdb.Pipeline()
-		var cmd *redis.Cmd
-		if eval {
-			cmd = checkScript.Eval(ctx, pipe, keys, args...)
-		} else {
-			cmd = checkScript.EvalSha(ctx, pipe, keys, args...)
-		}
-		if sadd {
-			pipe.SAdd(ctx, s.k.activeEvents(), ev)
-		}
-		_, err := pipe.Exec(ctx)
-		return cmd, err
-	}
-	cmd, err := run(false)
-	if isNoScript(cmd.Err()) {
-		cmd, err = run(true)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return cmd.Slice()
+// runCheck runs check.lua (EVALSHA, EVAL after NOSCRIPT).
+func (s *Store) runCheck(ctx context.Context, keys []string, args []any) ([]any, error) {
+	return checkScript.Run(ctx, s.rdb, keys, args...).Slice()
 }
 
 // Touch runs touch.lua.
@@ -315,19 +293,28 @@ func (s *Store) addRankings(ctx context.Context, eventID string, pending map[int
 	return err
 }
 
-// Retire removes the event from the active-events set, then re-checks it in
-// its own slot and adds it back if anyone is there. A join always runs its
-// script (ZADD) before its SADD lands or, when a Cluster pipeline reorders
-// them, finds the tombstone this leaves and SADDs again; so an event with
-// queued users is never left out for longer than one retire takes.
+// Retire drops an empty event from the active-events set: retire.lua
+// ('begin') unmarks it listed and leaves a tombstone in its own slot, then
+// the SREM, then retire.lua ('recheck') adds it back if anyone joined
+// meanwhile. A join's script runs either before 'begin' (the event is not
+// empty: kept), or after it, when it finds the event unlisted and lists it
+// again itself (check); so an event with queued users is never left out
+// for longer than one retire takes, even when the retiring worker dies
+// between its steps.
 func (s *Store) Retire(ctx context.Context, eventID string) (bool, error) {
+	keys := s.k.eventKeys(eventID)
+	keep, err := retireScript.Run(ctx, s.rdb, keys, "begin", msDur(tombstoneTTL), rand.Text()).Int64()
+	if err != nil || keep == 1 {
+		return false, wrapIf("retire", eventID, err)
+	}
 	if err := s.rdb.SRem(ctx, s.k.activeEvents(), eventID).Err(); err != nil {
+		// Unmarked: the next check lists it again, and the next pass retries.
 		return false, wrap("retire", eventID, err)
 	}
 	if s.afterSREM != nil {
 		s.afterSREM()
 	}
-	keep, err := retireScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), msDur(tombstoneTTL), rand.Text()).Int64()
+	keep, err = retireScript.Run(ctx, s.rdb, keys, "recheck").Int64()
 	if err != nil {
 		// Unknown whether anyone is there: put it back, the next pass retries.
 		_ = s.rdb.SAdd(context.WithoutCancel(ctx), s.k.activeEvents(), eventID).Err()
@@ -340,6 +327,14 @@ func (s *Store) Retire(ctx context.Context, eventID string) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// wrapIf is wrap, or nil for a nil err.
+func wrapIf(op, ev string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return wrap(op, ev, err)
 }
 
 // sweepPage is how many waiters one cleanup.lua call examines: a page of

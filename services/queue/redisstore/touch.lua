@@ -1,9 +1,9 @@
 -- touch.lua: refresh a queued user's heartbeat, or an active user's (the
 -- idle limit starts again), and report where the user stands; join nobody.
 --
--- KEYS[1..11] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header)
+--                header, listed)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
 -- ARGV[3] -> default threshold
