@@ -42,7 +42,8 @@ type Options struct {
 	Logger *slog.Logger
 	// ConfigStore holds the event settings when events must be configured
 	// (QUEUE_OPEN_EVENTS=false); nil opens the store Config.SettingsStore
-	// names. When it is an eventsettings.Ledger too, it keeps the ledger.
+	// names. When it is an eventsettings.Ledger too, it keeps the ledger;
+	// with open events it is optional, and only its ledger is used.
 	ConfigStore eventsettings.Store
 }
 
@@ -133,6 +134,13 @@ func Open(cfg Config, opts Options) (*App, error) {
 			// epoch too: promises hold across losing Redis and every instance.
 			a.Service.UseLedger(queue.LedgerOver(l))
 		}
+	} else if l, ok := opts.ConfigStore.(eventsettings.Ledger); ok {
+		// Open events with a store beside the queue's Redis (vwr local's
+		// Tier 1 store): the served record keeps its durable copy there, so
+		// a loss of the queue's Redis while the instance runs forgets no
+		// leave and no served pass. Without settings there is no durable
+		// epoch: a loss while every instance restarts goes unnoticed.
+		a.Service.UseLedger(queue.LedgerOver(l))
 	}
 	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), a.jobLog.With("component", "worker"))
 	a.API = httpapi.New(a.Service, httpapi.Config{

@@ -56,8 +56,10 @@ func newPair(t *testing.T, threshold int, cfg Config) *pair {
 	if code, body, _ := p.admin(0, "PUT", "/api/queue/admin/threshold/"+p.ev, fmt.Sprintf(`{"threshold":%d}`, threshold)); code != 200 {
 		t.Fatalf("set threshold: %d %v", code, body)
 	}
-	if err := p.apps[1].Settings.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
+	if p.apps[1].Settings != nil {
+		if err := p.apps[1].Settings.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return p
 }
@@ -649,5 +651,41 @@ func TestLedgerSurvivesSettingsStoreLoss(t *testing.T) {
 	p.pass()
 	if got := fmt.Sprint(p.admissions()); got != "[a b c]" {
 		t.Fatalf("admissions %s, want nobody twice", got)
+	}
+}
+
+// TestOpenEventsKeepTheLedger: with open events (vwr local's default) and
+// a store beside the queue's Redis (vwr local's Tier 1 store), a loss of
+// the queue's Redis while the instances run still forgets no leave and no
+// served pass: the leaver's valid token is refused, their pass is done,
+// and nobody is admitted twice.
+func TestOpenEventsKeepTheLedger(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 2, Config{OpenEvents: true, Threshold: 2})
+	a, b, c := p.guest("a", 1, time.Hour), p.guest("b", 2, time.Hour), p.guest("c", 3, time.Hour)
+	for _, g := range []*guest{a, b, c} {
+		p.check(0, g)
+	}
+	p.pass() // the ledger: a and b admitted
+	tokenA := a.entry
+	p.leave(1, a)
+	a.entry = tokenA
+	p.flush()
+	code, body := p.heartbeat(1, b)
+	wantStatus(t, "b's renewal finding the loss", code, body, 503, "unavailable")
+	p.pass() // replays the ledger
+	code, body = p.heartbeat(0, b)
+	wantStatus(t, "b after the replay", code, body, 200, "active")
+	code, body = p.heartbeat(1, a)
+	wantStatus(t, "a's token after the loss", code, body, 410, "left")
+	a.entry = ""
+	code, body = p.check(0, a)
+	wantStatus(t, "a's pass after the loss", code, body, 200, "done")
+	code, body = p.check(1, c)
+	wantStatus(t, "c after the loss", code, body, 200, "queued")
+	p.clk.Advance(p.apps[0].Config.Queue().RecoveryWindow)
+	p.pass()
+	if got := fmt.Sprint(p.admissions()); got != "[a b c]" {
+		t.Fatalf("admissions %s, want c into a's slot, nobody twice", got)
 	}
 }
