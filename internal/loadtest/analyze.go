@@ -98,20 +98,23 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 		}
 		vi := Visit{Position: v.position, Arrived: sec(v.arrived), Tier1Admit: sec(v.tier1AdmitRecv), Active: sec(v.activeRecv),
 			Left: sec(v.leaveSent), EstimateWait: math.NaN(), ActualWait: math.NaN(), Tier1Estimate: math.NaN(), Tier1Wait: math.NaN()}
-		// Waits leave out the tool's own delay (visitor.late).
+		// Waits leave out how late the tool was in noticing the turn
+		// (visitor.late).
 		if v.est2Set && !v.activeRecv.IsZero() {
-			vi.EstimateWait, vi.ActualWait = v.est2, waited(v.t2FirstQueued, v.activeRecv, v.lateQueued2, v.lateActive)
+			noticeLate := v.lateActive - v.lateWait2
+			vi.EstimateWait, vi.ActualWait = v.est2, waited(v.t2FirstQueued, v.activeRecv, noticeLate)
 			if vi.ActualWait > 0 {
 				w2 = append(w2, relErr(vi.EstimateWait, vi.ActualWait))
 			}
-			l2 = v.later2.errors(v.activeRecv, v.lateActive, l2)
+			l2 = v.later2.errors(v.activeRecv, noticeLate, l2)
 		}
 		if !v.tier1AdmitRecv.IsZero() && v.requeued == 0 && !v.est1Served {
-			if a := waited(v.enterRecv, v.tier1AdmitRecv, v.lateEnter, v.lateAdmit1); a > 0 {
+			noticeLate := v.lateAdmit1 - v.lateWait1
+			if a := waited(v.enterRecv, v.tier1AdmitRecv, noticeLate); a > 0 {
 				vi.Tier1Estimate, vi.Tier1Wait = v.est1, a
 				w1 = append(w1, relErr(v.est1, a))
 			}
-			l1 = v.later1.errors(v.tier1AdmitRecv, v.lateAdmit1, l1)
+			l1 = v.later1.errors(v.tier1AdmitRecv, noticeLate, l1)
 		}
 		visits[i] = vi
 	}
@@ -236,17 +239,21 @@ func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 // relErr is |estimate − actual| ÷ actual.
 func relErr(estimate, actual float64) float64 { return math.Abs(estimate-actual) / actual }
 
-// waited is the wait from one answer to another in seconds, less the
-// tool's delay of the visitor's steps in between (late sums at both ends).
-func waited(from, to time.Time, lateFrom, lateTo time.Duration) float64 {
-	return (to.Sub(from) - (lateTo - lateFrom)).Seconds()
+// waited is the wait from one answer to the one that saw the turn, in
+// seconds, less noticeLate: how late the tool sent the steps after the last
+// "still waiting" answer, which a browser would have sent on time. Late
+// polls before that answer are not left out: the line moved on while the
+// tool was late, so they did not make the turn later, and taking them out
+// too made a long wait of many late polls look far shorter than it was.
+func waited(from, to time.Time, noticeLate time.Duration) float64 {
+	return (to.Sub(from) - noticeLate).Seconds()
 }
 
 // errors appends the relative error of each later estimate against the
-// wait that remained until done (lateDone: the tool's delay sum then).
-func (e *estimates) errors(done time.Time, lateDone time.Duration, out []float64) []float64 {
+// wait that remained until done (noticeLate as in waited).
+func (e *estimates) errors(done time.Time, noticeLate time.Duration, out []float64) []float64 {
 	for i, t := range e.t {
-		if a := waited(t, done, e.late[i], lateDone); a > 0 {
+		if a := waited(t, done, noticeLate); a > 0 {
 			out = append(out, relErr(e.est[i], a))
 		}
 	}

@@ -252,3 +252,30 @@ func TestPeopleAheadErrorSpan(t *testing.T) {
 		t.Fatalf("max error %v of the line, want 19 of 20", e.MaxOfLine)
 	}
 }
+
+// TestWaitsLeaveOutOnlyTheLateNotice: a saturated tool sends every poll
+// late, but the line moves on meanwhile; only the steps after the last
+// "still waiting" answer were late in noticing the turn. Taking out every
+// late poll made the sale rehearsal's long waits look a third of what they
+// were (estimates 2–3 times "too long").
+func TestWaitsLeaveOutOnlyTheLateNotice(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	r := &run{cfg: Config{}.WithDefaults(), start: t0, rec: newRecorder(), lb: newBalancer(1)}
+	v := &visitor{r: r, stage: stageDone, finished: at(40), arrived: at(0), position: 1,
+		// Tier 1: told 30 s at 0; nine late polls (5 s in all) said "wait",
+		// then the poll that saw the turn and the check were 0.5 s late.
+		enterRecv: at(0), est1: 30, lateWait1: 5 * time.Second, tier1AdmitRecv: at(30.5), lateAdmit1: 5500 * time.Millisecond,
+		// Tier 2: told 20 s at 31; nine late polls (9 s), the last 1 s late.
+		t2FirstQueued: at(31), est2: 20, est2Set: true, lateWait2: 14 * time.Second, activeRecv: at(52), lateActive: 15 * time.Second}
+	v.later2.add(at(41), 10)
+	res := r.analyze([]*visitor{v}, at(60), nil)
+	w := res.Report.WaitEstimateError
+	if got := res.Visits[0]; got.ActualWait != 20 || got.Tier1Wait != 30 {
+		t.Fatalf("waits %v at Tier 2 and %v at Tier 1, want 20 and 30", got.ActualWait, got.Tier1Wait)
+	}
+	if w.Median != 0 || w.Tier1.Median != 0 || w.Later.Median != 0 {
+		t.Fatalf("errors %+v, Tier 1 %+v, later %+v: want none", w, *w.Tier1, *w.Later)
+	}
+}

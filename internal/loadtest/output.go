@@ -110,7 +110,7 @@ func Summary(w io.Writer, rep Report) {
 		fmt.Fprintln(w)
 	}
 	if late := v.StepLateMs; late.P99 > 1000 {
-		fmt.Fprintf(w, "  warning: the tool sent requests up to %.1f s late (p99; median %.0f ms): it or the machine was saturated; measured waits leave that delay out, but not the servers slowed by the same load\n",
+		fmt.Fprintf(w, "  warning: the tool sent requests up to %.1f s late (p99; median %.0f ms): it or the machine was saturated; measured waits leave out its lateness in noticing a turn, but not the servers slowed by the same load\n",
 			late.P99/1000, late.P50)
 	}
 	fmt.Fprintf(w, "  throughput: %.0f requests/s, %.1f admissions/s (peak %d in one second)\n",

@@ -48,8 +48,8 @@ type VisitorsReport struct {
 	DurationSeconds      float64 `json:"durationSeconds"` // first arrival to last visitor done
 	// StepLateMs is how late the tool sent visitors' requests after they
 	// fell due: when it grows past the poll intervals the tool (or the
-	// machine it shares) was saturated, and every wait it measured is
-	// longer than the system made it.
+	// machine it shares) was saturated. Waits leave out the lateness of the
+	// steps that noticed a turn, not the servers slowed by the same load.
 	StepLateMs StepLate `json:"stepLateMs"`
 	Seed       uint64   `json:"seed"`
 	Target     string   `json:"target"` // "in-process vwr local (…)" or the -base URL

@@ -47,8 +47,11 @@ type visitor struct {
 	t1next tier1Next
 	// late is how long this visitor's steps waited for one of the tool's
 	// workers after they fell due, in all (the scheduler adds to it). A
-	// browser has no such delay, so measured waits leave it out: each
-	// moment a wait starts or ends keeps the sum then (late*).
+	// browser has no such delay. A late poll while the visitor waits does
+	// not hold back its turn (the line moves on without it), but the late
+	// steps after the last "still waiting" answer are late in noticing it:
+	// measured waits leave those out (lateWait*, the sum at that answer,
+	// against the sum when the turn was seen).
 	late     time.Duration
 	failures int
 	tier2    int // which Tier 2 instance this visitor's balancer sends it to
@@ -61,8 +64,8 @@ type visitor struct {
 	nextPoll  int
 	enterSent time.Time
 	enterRecv time.Time
-	lateEnter time.Duration
-	est1      float64 // the estimate shown when the place was taken, seconds
+	lateWait1 time.Duration // late at the last Tier 1 answer that said "wait"
+	est1      float64       // the estimate shown when the place was taken, seconds
 	// est1Served: the place was already served when it was taken (no wait).
 	est1Served bool
 	// later1 are the estimates the page made from later status documents;
@@ -80,11 +83,11 @@ type visitor struct {
 	leaveAttempts  int
 	gaveUp         bool
 	arrived        time.Time
-	t2FirstSent    time.Time // first Tier 2 check of the current pass
-	t2FirstQueued  time.Time // first queued answer received
-	lateQueued2    time.Duration
-	t2LastQueued   time.Time // last queued answer's request sent
-	est2           float64   // the estimate at the first queued answer, seconds
+	t2FirstSent    time.Time     // first Tier 2 check of the current pass
+	t2FirstQueued  time.Time     // first queued answer received
+	lateWait2      time.Duration // late at the last queued answer
+	t2LastQueued   time.Time     // last queued answer's request sent
+	est2           float64       // the estimate at the first queued answer, seconds
 	est2Set        bool
 	later2         estimates // the estimates of later queued answers
 	activeRecv     time.Time
@@ -185,13 +188,13 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 		}
 		if b.RequestID != v.requestID {
 			// A new place (not an idempotent replay after a lost pass).
-			v.enterSent, v.enterRecv, v.lateEnter, v.est1, v.lastWaitSent1 = res.sent, res.recv, v.late, b.EstimatedWait, time.Time{}
+			v.enterSent, v.enterRecv, v.est1, v.lastWaitSent1 = res.sent, res.recv, b.EstimatedWait, time.Time{}
 			v.est1Served = b.Position <= b.ServingCounter
 			v.later1, v.ahead1 = estimates{}, nil
 			v.ahead1 = append(v.ahead1, aheadShown{from: res.sent, t: res.recv, serving: b.ServingCounter, shown: b.PeopleAhead})
 		}
 		v.requestID, v.position, v.serving, v.nextPoll = b.RequestID, b.Position, b.ServingCounter, b.NextPoll
-		v.dueAt1 = res.recv.Add(secs(b.EstimatedWait))
+		v.dueAt1, v.lateWait1 = res.recv.Add(secs(b.EstimatedWait)), v.late
 		return v.afterUpdate()
 	case nextStatus:
 		res := v.r.call(ctx, "tier1.status", http.MethodGet, v.api1("status/"+ev), nil, nil)
@@ -207,7 +210,8 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 		v.serving = max(v.serving, b.ServingCounter)
 		// The page's own estimate from the document (wait.js).
 		if w, ok := b.Page().Wait(v.position, res.recv); ok && !w.AfterDraw && v.position > b.ServingCounter {
-			v.later1.add(res.recv, float64(w.Seconds), v.late)
+			v.later1.add(res.recv, float64(w.Seconds))
+			v.lateWait1 = v.late
 			v.ahead1 = append(v.ahead1, aheadShown{from: res.recv, t: res.recv, serving: b.ServingCounter, shown: w.PeopleAhead})
 			v.dueAt1, v.nextPoll = res.recv.Add(secs(float64(w.Seconds))), 0
 		}
@@ -240,8 +244,8 @@ func (v *visitor) tier1(ctx context.Context) (time.Duration, bool) {
 		v.nextPoll = b.NextPoll
 		// Not yet after all (the status document ran ahead of this
 		// instance's snapshot): the page shows this answer's estimate.
-		v.later1.add(res.recv, b.EstimatedWait, v.late)
-		v.dueAt1 = res.recv.Add(secs(b.EstimatedWait))
+		v.later1.add(res.recv, b.EstimatedWait)
+		v.dueAt1, v.lateWait1 = res.recv.Add(secs(b.EstimatedWait)), v.late
 		v.failures = 0
 		v.t1next = nextStatus
 		return v.tier1Interval(), false
@@ -329,11 +333,12 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		return v.toDwell()
 	}
 	if v.t2FirstQueued.IsZero() {
-		v.t2FirstQueued, v.lateQueued2 = res.recv, v.late
+		v.t2FirstQueued = res.recv
 		v.est2, v.est2Set = b.EstimatedWait, true
 	} else {
-		v.later2.add(res.recv, b.EstimatedWait, v.late)
+		v.later2.add(res.recv, b.EstimatedWait)
 	}
+	v.lateWait2 = v.late
 	v.t2LastQueued = res.sent
 	return jitter(time.Duration(min(max(b.NextPoll, 1), 60)*float64(time.Second)), 0.2, v.rng), false
 }
@@ -544,29 +549,27 @@ func (v *visitor) tier1Interval() time.Duration {
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// estimates are the later estimates a visitor was shown: when, the
-// seconds it said, and the visitor's tool delay then. A long wait keeps
-// every other one once it has 16, so a visitor costs a few hundred bytes
-// however long it waits.
+// estimates are the later estimates a visitor was shown: when, and the
+// seconds it said. A long wait keeps every other one once it has 16, so a
+// visitor costs a few hundred bytes however long it waits.
 type estimates struct {
 	t    []time.Time
 	est  []float64
-	late []time.Duration
 	skip int // keep one in 2^skip
 	seen int
 }
 
-func (e *estimates) add(t time.Time, est float64, late time.Duration) {
+func (e *estimates) add(t time.Time, est float64) {
 	e.seen++
 	if (e.seen-1)%(1<<e.skip) != 0 {
 		return
 	}
-	e.t, e.est, e.late = append(e.t, t), append(e.est, est), append(e.late, late)
+	e.t, e.est = append(e.t, t), append(e.est, est)
 	if len(e.t) == 16 {
 		for i := 0; i < 8; i++ {
-			e.t[i], e.est[i], e.late[i] = e.t[2*i], e.est[2*i], e.late[2*i]
+			e.t[i], e.est[i] = e.t[2*i], e.est[2*i]
 		}
-		e.t, e.est, e.late = e.t[:8], e.est[:8], e.late[:8]
+		e.t, e.est = e.t[:8], e.est[:8]
 		e.skip++
 	}
 }
