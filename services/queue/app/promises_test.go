@@ -689,3 +689,32 @@ func TestOpenEventsKeepTheLedger(t *testing.T) {
 		t.Fatalf("admissions %s, want c into a's slot, nobody twice", got)
 	}
 }
+
+// TestLeaveOutlivesThePass: a holder whose Tier 1 pass expired while they
+// held the slot gives it back with the entry cookie: the next visitor gets
+// it at once, and the leaver's token renews no more.
+func TestLeaveOutlivesThePass(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 1, Config{})
+	g, w := p.guest("g", 1, 2*time.Minute), p.guest("w", 2, time.Hour)
+	code, body := p.check(0, g)
+	wantStatus(t, "g", code, body, 200, "active")
+	for range 12 { // three minutes: the pass expires at two
+		p.clk.Advance(15 * time.Second)
+		code, body := p.heartbeat(1, g)
+		wantStatus(t, "g renewing", code, body, 200, "active")
+		p.check(0, w)
+		if p.pass() != 0 {
+			t.Fatal("w let in while g holds the slot")
+		}
+	}
+	if code, body := p.visit(1, g, "POST", "/api/queue/leave/", false); code != 200 || body["removed"] != true {
+		t.Fatalf("g leaving with an expired pass and its entry cookie: %d %v", code, body)
+	}
+	p.clk.Advance(time.Second)
+	if p.pass() != 1 {
+		t.Fatal("g's slot was not handed on")
+	}
+	code, body = p.heartbeat(0, g)
+	wantStatus(t, "g's token after its leave", code, body, 410, "left")
+}

@@ -107,7 +107,10 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) leave(w http.ResponseWriter, r *http.Request) error {
-	ev, who, err := a.visitor(w, r, false)
+	// A holder gives the slot back with the entry token alone, as they renew
+	// it: a pass that expired while they waited must not keep them from
+	// freeing the slot for the next person.
+	ev, who, err := a.visitor(w, r, true)
 	if err != nil {
 		return err
 	}

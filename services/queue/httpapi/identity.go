@@ -18,10 +18,11 @@ import (
 // header is configured: falling through would let a forged or stale pass be
 // "upgraded" to header identity. Positions never come from the client.
 //
-// A renewal (status or heartbeat) needs no live pass: the slot is the
-// slot. When no pass verifies, a valid entry token for this event (cookie
-// urr-entry-token) names its holder, so a visitor who waited at Tier 2
-// longer than the pass lives keeps renewing up to the slot's end.
+// A renewal (status or heartbeat), or a leave, needs no live pass: the slot
+// is the slot. When no pass verifies, a valid entry token for this event
+// (cookie urr-entry-token) names its holder, so a visitor who waited at
+// Tier 2 longer than the pass lives keeps renewing up to the slot's end,
+// and can give the slot back.
 func (a *API) identify(r *http.Request, eventID string, renewal bool) (queue.Identity, error) {
 	// Without Tier 1 keys nothing can be a pass, so an Authorization header
 	// (perhaps the site's own bearer token, behind the trusted gateway) is

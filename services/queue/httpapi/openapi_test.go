@@ -246,6 +246,7 @@ func TestOpenAPIContract(t *testing.T) {
 		}, status: 200, want: wantDone("left")},
 		{name: "heartbeat with the entry cookie alone", method: "POST", path: "/api/queue/heartbeat/{ev}", hdr: admittedThenLeft("p6", 6, false, true), status: 200, want: wantStatus("active", true)},
 		{name: "leave active", method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u1"), before: checkIn("u1"), status: 200, want: wantRemoved(true)},
+		{name: "leave with the entry cookie alone", method: "POST", path: "/api/queue/leave/{ev}", hdr: admittedThenLeft("p9", 9, false, true), status: 200, want: wantRemoved(true)},
 		{name: "leave stranger", method: "POST", path: "/api/queue/leave/{ev}", hdr: asUser("u9"), status: 200, want: wantRemoved(false)},
 		{name: "set threshold", method: "PUT", path: "/api/queue/admin/threshold/{ev}", hdr: admin, body: `{"threshold":5}`, status: 200},
 		{name: "stats", method: "GET", path: "/api/queue/admin/stats/{ev}", hdr: admin, before: then(checkIn("u1"), checkIn("u2")), status: 200},
