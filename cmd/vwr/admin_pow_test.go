@@ -70,6 +70,10 @@ func TestAdminPowThroughVWRLocal(t *testing.T) {
 	if over.status != 429 || over.body["code"] != "too_many_arrivals" || over.header.Get("Retry-After") == "" {
 		t.Fatalf("a third arrival from one address with a limit of 2: %d %s %v", over.status, over.raw, over.header)
 	}
+	// Retrying it (same solution, same key) is a replay, not a way past the bound.
+	if again := do(t, "POST", api+"/assign/"+ev, "", me); again.status != 409 || again.body["code"] != "pow_replayed" {
+		t.Fatalf("the arrival refused for the bound, retried: %d %s", again.status, again.raw)
+	}
 	if code, stdout, _ := runVWR(t, env, "admin", "status", "-event", ev); code != exitOK || !strings.Contains(stdout, `"assigned": 2`) {
 		t.Fatalf("status after two paid arrivals and three refusals: %s", stdout)
 	}

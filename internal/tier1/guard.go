@@ -189,6 +189,11 @@ type GuardStore interface {
 	// SpendRetry when its KeyHash is s.KeyHash (both non-empty), else
 	// SpendReplayed; neither writes anything.
 	SpendSolution(ctx context.Context, s Solution) (Spend, error)
+	// ForfeitSolution makes the record of a spent solution answer
+	// SpendReplayed to every later spend, its own key's included: the
+	// arrival that spent it was refused for the client's bound, so it may
+	// not come back as a retry. A record that is gone is left gone.
+	ForfeitSolution(ctx context.Context, s Solution) error
 	// CountArrival adds one to the client's arrivals in the window unless
 	// they already reached the limit; ok is false then and nothing is
 	// written. n is the count after the call.
@@ -305,16 +310,26 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 		return AssignResult{}, ErrNonceRequired
 	}
 	count := s.cfg.Clients.Limit > 0 && a.HasClient
+	var spent *Solution
 	if ev.Pow > 0 {
-		spend, err := s.spend(ctx, ev, a, now)
+		spend, sol, err := s.spend(ctx, ev, a, now)
 		if err != nil {
 			return AssignResult{}, err
 		}
 		// A retry of an arrival already counted is not counted again.
 		count = count && spend == SpendFirst
+		spent = &sol
 	}
 	if count {
 		if err := s.countArrival(ctx, a, now); err != nil {
+			if spent != nil && errors.Is(err, ErrTooManyArrivals) {
+				// The solution stays spent, and not as a retry: the same
+				// solution and key would otherwise skip the count next time
+				// and take a place past the bound.
+				if ferr := s.forfeit(ctx, *spent); ferr != nil {
+					s.cfg.Logger.Warn("tier1 forfeit solution", "event", a.EventID, "err", ferr.Error())
+				}
+			}
 			return AssignResult{}, err
 		}
 	}
@@ -322,13 +337,13 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 }
 
 // spend checks the arrival's solution and records it as spent.
-func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time) (Spend, error) {
-	refuse := func(err error) (Spend, error) {
+func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time) (Spend, Solution, error) {
+	refuse := func(err error) (Spend, Solution, error) {
 		ch, cerr := s.challenge(ev.ID, ev.Pow, now)
 		if cerr != nil {
-			return 0, cerr
+			return 0, Solution{}, cerr
 		}
-		return 0, &PowError{Err: err, Challenge: ch}
+		return 0, Solution{}, &PowError{Err: err, Challenge: ch}
 	}
 	if a.Altcha == "" {
 		return refuse(ErrPowRequired)
@@ -343,19 +358,29 @@ func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time)
 	}
 	gs, err := s.guardStore()
 	if err != nil {
-		return 0, err
+		return 0, Solution{}, err
 	}
-	spend, err := gs.SpendSolution(ctx, Solution{
+	sol := Solution{
 		EventID: ev.ID, Challenge: p.Challenge, KeyHash: KeyHash(ev.ID, a.IdempotencyKey),
 		Expires: v.Expires, Now: now,
-	})
+	}
+	spend, err := gs.SpendSolution(ctx, sol)
 	if err != nil {
-		return 0, unavailable("spend solution", err)
+		return 0, Solution{}, unavailable("spend solution", err)
 	}
 	if spend == SpendReplayed {
 		return refuse(ErrPowReplayed)
 	}
-	return spend, nil
+	return spend, sol, nil
+}
+
+// forfeit marks a solution spent by an arrival the bound refused.
+func (s *Service) forfeit(ctx context.Context, sol Solution) error {
+	gs, err := s.guardStore()
+	if err != nil {
+		return err
+	}
+	return gs.ForfeitSolution(ctx, sol)
 }
 
 // countArrival counts the arrival against its client's bound.

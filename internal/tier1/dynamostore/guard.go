@@ -77,6 +77,26 @@ func (s *Store) SpendSolution(ctx context.Context, sol tier1.Solution) (tier1.Sp
 	return tier1.SpendReplayed, nil
 }
 
+// ForfeitSolution sets the record's key hash to none (every later spend is
+// then a replay), on condition that the record exists.
+func (s *Store) ForfeitSolution(ctx context.Context, sol tier1.Solution) error {
+	key, err := attributevalue.MarshalMap(recordKey{RequestID: spentID(sol.EventID, sol.Challenge)})
+	if err != nil {
+		return fmt.Errorf("dynamostore: forfeit solution %s: %w", sol.EventID, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.cfg.PositionsTable),
+		Key:                       key,
+		UpdateExpression:          aws.String("SET k = :none"),
+		ConditionExpression:       aws.String("attribute_exists(requestId)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":none": &types.AttributeValueMemberS{Value: noKey}},
+	})
+	if err != nil && !conditionFailed(err) {
+		return wrap("forfeit solution "+sol.EventID, err)
+	}
+	return nil
+}
+
 // CountArrival adds one to the client's counter on condition that it is
 // below the limit; a refused update writes nothing.
 func (s *Store) CountArrival(ctx context.Context, a tier1.ArrivalCount) (int64, bool, error) {

@@ -94,7 +94,8 @@ func TestDoorRecordsCarryTheirTTL(t *testing.T) {
 // TestDoorWritesPerArrival counts what a paid, bounded arrival costs the
 // tables, item by item: one spent record and one counter write, each on a
 // partition of its own in the positions table, on top of the position's
-// own writes; a second refusal from the same address costs nothing.
+// own writes; a refusal for the bound costs the spend and its forfeit, and
+// the counter write only the first time an instance sees the client over.
 func TestDoorWritesPerArrival(t *testing.T) {
 	t.Parallel()
 	counter := dynamostore.NewCounter()
@@ -140,15 +141,15 @@ func TestDoorWritesPerArrival(t *testing.T) {
 	if _, err := svc.Enter(ctx, me); err == nil {
 		t.Fatal("second arrival over a bound of 1 was let in")
 	}
-	if got := fmt.Sprint(counter.Stats().Calls); got != "map[PutItem:1 UpdateItem:1]" {
-		t.Fatalf("the first refusal cost %s, want the spend and one refused counter write", got)
+	if got := fmt.Sprint(counter.Stats().Calls); got != "map[PutItem:1 UpdateItem:2]" {
+		t.Fatalf("the first refusal cost %s, want the spend, one refused counter write and the forfeit", got)
 	}
 	me.IdempotencyKey, me.Altcha = "k3", fresh()
 	counter.Reset()
 	if _, err := svc.Enter(ctx, me); err == nil {
 		t.Fatal("third arrival over a bound of 1 was let in")
 	}
-	if got := fmt.Sprint(counter.Stats().Calls); got != "map[PutItem:1]" {
-		t.Fatalf("a later refusal cost %s, want only the spend (the instance remembers the client is over)", got)
+	if got := fmt.Sprint(counter.Stats().Calls); got != "map[PutItem:1 UpdateItem:1]" {
+		t.Fatalf("a later refusal cost %s, want only the spend and its forfeit (the instance remembers the client is over)", got)
 	}
 }

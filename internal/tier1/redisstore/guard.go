@@ -49,6 +49,17 @@ func (s *Store) SpendSolution(ctx context.Context, sol tier1.Solution) (tier1.Sp
 	return 0, fmt.Errorf("redisstore: spend solution %s: unexpected reply %q", sol.EventID, res)
 }
 
+// ForfeitSolution overwrites the record's key hash with "-" (no key, so
+// every later spend is a replay), keeping its expiry; a record that is gone
+// stays gone.
+func (s *Store) ForfeitSolution(ctx context.Context, sol tier1.Solution) error {
+	err := s.rdb.SetArgs(ctx, s.keys.spent(sol.EventID, sol.Challenge), "-", redis.SetArgs{Mode: "XX", KeepTTL: true}).Err()
+	if err != nil && err != redis.Nil {
+		return fmt.Errorf("redisstore: forfeit solution %s: %w", sol.EventID, err)
+	}
+	return nil
+}
+
 // CountArrival runs count.lua: one counter per client key, event and window.
 func (s *Store) CountArrival(ctx context.Context, a tier1.ArrivalCount) (int64, bool, error) {
 	res, err := countScript.Run(ctx, s.rdb, []string{s.keys.arrivals(a.EventID, a.Client, a.Window)},

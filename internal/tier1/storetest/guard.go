@@ -25,12 +25,17 @@ const TestPow = 2_000
 type countingStore struct {
 	tier1.Store
 	tier1.SaleStore
-	spends, counts atomic.Int64
+	spends, counts, forfeits atomic.Int64
 }
 
 func (c *countingStore) SpendSolution(ctx context.Context, s tier1.Solution) (tier1.Spend, error) {
 	c.spends.Add(1)
 	return c.Store.SpendSolution(ctx, s)
+}
+
+func (c *countingStore) ForfeitSolution(ctx context.Context, s tier1.Solution) error {
+	c.forfeits.Add(1)
+	return c.Store.ForfeitSolution(ctx, s)
 }
 
 func (c *countingStore) CountArrival(ctx context.Context, a tier1.ArrivalCount) (int64, bool, error) {
@@ -399,6 +404,20 @@ func runGuard(t *testing.T, f Factory) {
 		me.IdempotencyKey, me.Altcha = "second", b.fresh(t)
 		if _, err := b.svc.Enter(b.ctx, me); !errors.Is(err, tier1.ErrTooManyArrivals) {
 			t.Fatalf("a second paid arrival over a bound of 1: %v", err)
+		}
+		// A retry of the arrival the bound refused is refused too: its
+		// solution stays spent, and not as a retry, so the same solution
+		// and key cannot skip the count and take a place past the bound.
+		for i := range 3 {
+			if _, err := b.svc.Enter(b.ctx, me); !errors.Is(err, tier1.ErrPowReplayed) {
+				t.Fatalf("retry %d of the arrival refused for the bound: %v, want 409 pow_replayed", i, err)
+			}
+		}
+		if got := b.calls.forfeits.Load(); got != 1 {
+			t.Errorf("%d forfeits, want 1 (the refused arrival's solution)", got)
+		}
+		if got := b.assigned(t); got != 1 {
+			t.Fatalf("%d positions for a client bounded at 1", got)
 		}
 		// IPv6 addresses of one /64 are one client.
 		v6 := tier1.Arrival{EventID: b.event, Client: "2001:db8:0:1::a", HasClient: true}
