@@ -166,6 +166,11 @@ type Solution struct {
 	Challenge string // 64 hex digits
 	// KeyHash names the arrival's Idempotency-Key (KeyHash), "" without one.
 	KeyHash string
+	// Unclaimed writes a new record without KeyHash, so that it answers
+	// SpendReplayed to every spend until ClaimSolution writes the key: an
+	// arrival the client's bound has still to count cannot be retried past
+	// the count, nor raced against its own refusal.
+	Unclaimed bool
 	// Expires is the challenge's expiry: the record may go then.
 	Expires time.Time
 	Now     time.Time
@@ -185,15 +190,16 @@ type ArrivalCount struct {
 // small item per spent solution, and one counter per client key, event and
 // window, each expiring by itself.
 type GuardStore interface {
-	// SpendSolution records s once. A record of the same challenge reports
-	// SpendRetry when its KeyHash is s.KeyHash (both non-empty), else
-	// SpendReplayed; neither writes anything.
+	// SpendSolution records s once (without its KeyHash when s.Unclaimed).
+	// A record of the same challenge reports SpendRetry when its KeyHash is
+	// s.KeyHash (both non-empty), else SpendReplayed; neither writes
+	// anything.
 	SpendSolution(ctx context.Context, s Solution) (Spend, error)
-	// ForfeitSolution makes the record of a spent solution answer
-	// SpendReplayed to every later spend, its own key's included: the
-	// arrival that spent it was refused for the client's bound, so it may
-	// not come back as a retry. A record that is gone is left gone.
-	ForfeitSolution(ctx context.Context, s Solution) error
+	// ClaimSolution writes s.KeyHash into the record of a solution spent
+	// Unclaimed, keeping its expiry, once the bound counted its arrival:
+	// from then on a retry with the same key is SpendRetry. A record that
+	// is gone is left gone.
+	ClaimSolution(ctx context.Context, s Solution) error
 	// CountArrival adds one to the client's arrivals in the window unless
 	// they already reached the limit; ok is false then and nothing is
 	// written. n is the count after the call.
@@ -310,34 +316,38 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 		return AssignResult{}, ErrNonceRequired
 	}
 	count := s.cfg.Clients.Limit > 0 && a.HasClient
-	var spent *Solution
+	var claim *Solution
 	if ev.Pow > 0 {
-		spend, sol, err := s.spend(ctx, ev, a, now)
+		// A solution is spent unclaimed while its arrival has still to be
+		// counted: a retry is a replay until the count let it in, so
+		// neither a retry after a 429 nor one racing the count gets past
+		// the bound.
+		spend, sol, err := s.spend(ctx, ev, a, now, count)
 		if err != nil {
 			return AssignResult{}, err
 		}
 		// A retry of an arrival already counted is not counted again.
 		count = count && spend == SpendFirst
-		spent = &sol
+		if count && sol.KeyHash != "" {
+			claim = &sol
+		}
 	}
 	if count {
 		if err := s.countArrival(ctx, a, now); err != nil {
-			if spent != nil && errors.Is(err, ErrTooManyArrivals) {
-				// The solution stays spent, and not as a retry: the same
-				// solution and key would otherwise skip the count next time
-				// and take a place past the bound.
-				if ferr := s.forfeit(ctx, *spent); ferr != nil {
-					s.cfg.Logger.Warn("tier1 forfeit solution", "event", a.EventID, "err", ferr.Error())
-				}
-			}
 			return AssignResult{}, err
+		}
+		if claim != nil {
+			// Failing this only turns the arrival's retries into replays.
+			if err := s.claim(ctx, *claim); err != nil {
+				s.cfg.Logger.Warn("tier1 claim solution", "event", a.EventID, "err", err.Error())
+			}
 		}
 	}
 	return s.AssignWithNonce(ctx, a.EventID, a.IdempotencyKey, a.Nonce)
 }
 
 // spend checks the arrival's solution and records it as spent.
-func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time) (Spend, Solution, error) {
+func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time, unclaimed bool) (Spend, Solution, error) {
 	refuse := func(err error) (Spend, Solution, error) {
 		ch, cerr := s.challenge(ev.ID, ev.Pow, now)
 		if cerr != nil {
@@ -361,7 +371,7 @@ func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time)
 		return 0, Solution{}, err
 	}
 	sol := Solution{
-		EventID: ev.ID, Challenge: p.Challenge, KeyHash: KeyHash(ev.ID, a.IdempotencyKey),
+		EventID: ev.ID, Challenge: p.Challenge, KeyHash: KeyHash(ev.ID, a.IdempotencyKey), Unclaimed: unclaimed,
 		Expires: v.Expires, Now: now,
 	}
 	spend, err := gs.SpendSolution(ctx, sol)
@@ -374,13 +384,14 @@ func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time)
 	return spend, sol, nil
 }
 
-// forfeit marks a solution spent by an arrival the bound refused.
-func (s *Service) forfeit(ctx context.Context, sol Solution) error {
+// claim writes the key of a solution spent unclaimed, once its arrival
+// was counted.
+func (s *Service) claim(ctx context.Context, sol Solution) error {
 	gs, err := s.guardStore()
 	if err != nil {
 		return err
 	}
-	return gs.ForfeitSolution(ctx, sol)
+	return gs.ClaimSolution(ctx, sol)
 }
 
 // countArrival counts the arrival against its client's bound.

@@ -47,7 +47,11 @@ func (s *Store) SpendSolution(ctx context.Context, sol tier1.Solution) (tier1.Sp
 		kh = noKey
 	}
 	id := spentID(sol.EventID, sol.Challenge)
-	item, err := attributevalue.MarshalMap(spentItem{RequestID: id, KeyHash: kh, TTL: sol.Expires.Unix()})
+	write := kh
+	if sol.Unclaimed {
+		write = noKey
+	}
+	item, err := attributevalue.MarshalMap(spentItem{RequestID: id, KeyHash: write, TTL: sol.Expires.Unix()})
 	if err != nil {
 		return 0, fmt.Errorf("dynamostore: spend solution %s: %w", sol.EventID, err)
 	}
@@ -77,22 +81,25 @@ func (s *Store) SpendSolution(ctx context.Context, sol tier1.Solution) (tier1.Sp
 	return tier1.SpendReplayed, nil
 }
 
-// ForfeitSolution sets the record's key hash to none (every later spend is
-// then a replay), on condition that the record exists.
-func (s *Store) ForfeitSolution(ctx context.Context, sol tier1.Solution) error {
+// ClaimSolution writes the key hash into the record, on condition that it
+// exists.
+func (s *Store) ClaimSolution(ctx context.Context, sol tier1.Solution) error {
+	if sol.KeyHash == "" {
+		return nil
+	}
 	key, err := attributevalue.MarshalMap(recordKey{RequestID: spentID(sol.EventID, sol.Challenge)})
 	if err != nil {
-		return fmt.Errorf("dynamostore: forfeit solution %s: %w", sol.EventID, err)
+		return fmt.Errorf("dynamostore: claim solution %s: %w", sol.EventID, err)
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.cfg.PositionsTable),
 		Key:                       key,
-		UpdateExpression:          aws.String("SET k = :none"),
+		UpdateExpression:          aws.String("SET k = :k"),
 		ConditionExpression:       aws.String("attribute_exists(requestId)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":none": &types.AttributeValueMemberS{Value: noKey}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberS{Value: sol.KeyHash}},
 	})
 	if err != nil && !conditionFailed(err) {
-		return wrap("forfeit solution "+sol.EventID, err)
+		return wrap("claim solution "+sol.EventID, err)
 	}
 	return nil
 }

@@ -33,8 +33,12 @@ func (s *Store) SpendSolution(ctx context.Context, sol tier1.Solution) (tier1.Sp
 	if kh == "" {
 		kh = "-"
 	}
+	write := kh
+	if sol.Unclaimed {
+		write = "-"
+	}
 	res, err := spendScript.Run(ctx, s.rdb, []string{s.keys.spent(sol.EventID, sol.Challenge)},
-		kh, ttlMillis(sol.Expires, sol.Now)).Text()
+		kh, ttlMillis(sol.Expires, sol.Now), write).Text()
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: spend solution %s: %w", sol.EventID, err)
 	}
@@ -49,13 +53,15 @@ func (s *Store) SpendSolution(ctx context.Context, sol tier1.Solution) (tier1.Sp
 	return 0, fmt.Errorf("redisstore: spend solution %s: unexpected reply %q", sol.EventID, res)
 }
 
-// ForfeitSolution overwrites the record's key hash with "-" (no key, so
-// every later spend is a replay), keeping its expiry; a record that is gone
-// stays gone.
-func (s *Store) ForfeitSolution(ctx context.Context, sol tier1.Solution) error {
-	err := s.rdb.SetArgs(ctx, s.keys.spent(sol.EventID, sol.Challenge), "-", redis.SetArgs{Mode: "XX", KeepTTL: true}).Err()
+// ClaimSolution writes the key hash into an existing record, keeping its
+// expiry; a record that is gone stays gone.
+func (s *Store) ClaimSolution(ctx context.Context, sol tier1.Solution) error {
+	if sol.KeyHash == "" {
+		return nil
+	}
+	err := s.rdb.SetArgs(ctx, s.keys.spent(sol.EventID, sol.Challenge), sol.KeyHash, redis.SetArgs{Mode: "XX", KeepTTL: true}).Err()
 	if err != nil && err != redis.Nil {
-		return fmt.Errorf("redisstore: forfeit solution %s: %w", sol.EventID, err)
+		return fmt.Errorf("redisstore: claim solution %s: %w", sol.EventID, err)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ const TestPow = 2_000
 type countingStore struct {
 	tier1.Store
 	tier1.SaleStore
-	spends, counts, forfeits atomic.Int64
+	spends, counts, claims atomic.Int64
 }
 
 func (c *countingStore) SpendSolution(ctx context.Context, s tier1.Solution) (tier1.Spend, error) {
@@ -33,9 +33,9 @@ func (c *countingStore) SpendSolution(ctx context.Context, s tier1.Solution) (ti
 	return c.Store.SpendSolution(ctx, s)
 }
 
-func (c *countingStore) ForfeitSolution(ctx context.Context, s tier1.Solution) error {
-	c.forfeits.Add(1)
-	return c.Store.ForfeitSolution(ctx, s)
+func (c *countingStore) ClaimSolution(ctx context.Context, s tier1.Solution) error {
+	c.claims.Add(1)
+	return c.Store.ClaimSolution(ctx, s)
 }
 
 func (c *countingStore) CountArrival(ctx context.Context, a tier1.ArrivalCount) (int64, bool, error) {
@@ -401,6 +401,9 @@ func runGuard(t *testing.T, f Factory) {
 				t.Fatalf("paid arrival, attempt %d: %v", i, err)
 			}
 		}
+		if got := b.calls.claims.Load(); got != 1 {
+			t.Errorf("%d claims for one counted arrival, want 1", got)
+		}
 		me.IdempotencyKey, me.Altcha = "second", b.fresh(t)
 		if _, err := b.svc.Enter(b.ctx, me); !errors.Is(err, tier1.ErrTooManyArrivals) {
 			t.Fatalf("a second paid arrival over a bound of 1: %v", err)
@@ -413,8 +416,22 @@ func runGuard(t *testing.T, f Factory) {
 				t.Fatalf("retry %d of the arrival refused for the bound: %v, want 409 pow_replayed", i, err)
 			}
 		}
-		if got := b.calls.forfeits.Load(); got != 1 {
-			t.Errorf("%d forfeits, want 1 (the refused arrival's solution)", got)
+		// Nor can it race its own refusal: the same solution and key sent
+		// many times at once, from a client over its bound, take no place.
+		me.IdempotencyKey, me.Altcha = "racer", b.fresh(t)
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := b.svc.Enter(b.ctx, me); !errors.Is(err, tier1.ErrTooManyArrivals) && !errors.Is(err, tier1.ErrPowReplayed) {
+					t.Errorf("racing retries over the bound: %v, want 429 or 409", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if got := b.assigned(t); got != 1 {
+			t.Fatalf("%d positions after racing retries, for a client bounded at 1", got)
 		}
 		if got := b.assigned(t); got != 1 {
 			t.Fatalf("%d positions for a client bounded at 1", got)
