@@ -125,7 +125,8 @@ type Observer interface {
 	// ScriptDone reports one store operation (one Lua script on Redis):
 	// name is check, touch, leave, set_threshold, stats, ranking,
 	// active_events, loads, lock, unlock, admit, retire, cleanup, ping,
-	// replay, logged, relog, epoch, ledger_append, ledger_read or put_epoch.
+	// replay, logged, relog, epoch, ledger_append, ledger_read, put_epoch
+	// or sweep_due.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).
@@ -161,8 +162,13 @@ type Service struct {
 	// is QUEUE_THRESHOLD or the override kept in the store.
 	settings *eventsettings.Cache
 	// epochs remembers, per event, the epoch this instance last saw in the
-	// store: finding it gone is how a lost Redis is detected.
+	// store: finding it gone is how a lost Redis is detected. The worker
+	// forgets events that are no longer listed (pruneEpochs).
 	epochs sync.Map // event id → epoch id
+	// unlisted counts, per remembered event, the admission passes in a row
+	// that found it missing from the active events.
+	unlistedMu sync.Mutex
+	unlisted   map[string]int
 	// unclaimed remembers whom this instance's worker let in until they
 	// fetch a token, so that a loss does not take their admission back.
 	unclaimed unclaimed
@@ -309,6 +315,58 @@ func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []
 	}
 	s.epochs.Store(eventID, e.ID)
 	return users
+}
+
+// pruneEpochs forgets the epoch of every event missing from the active
+// events (listed) in two admission passes in a row, with no unclaimed
+// admissions here, whose durable settings hold that very epoch: knownEpoch
+// then answers the same from the settings, so forgetting loses nothing,
+// and a loss of the queue's Redis (which also empties the active events)
+// is found as before. Two passes, because a retire unlists an event for a
+// moment before putting it back. So the map follows the live events rather
+// than every event the process ever saw. Open events (no durable epoch)
+// keep theirs: there the map is the only memory of the epoch.
+func (s *Service) pruneEpochs(listed []EventLoad) {
+	if s.settings == nil || s.ledger == nil {
+		return
+	}
+	s.unlistedMu.Lock()
+	defer s.unlistedMu.Unlock()
+	if s.unlisted == nil {
+		s.unlisted = map[string]int{}
+	}
+	live := make(map[string]bool, len(listed))
+	for _, l := range listed {
+		live[l.EventID] = true
+	}
+	held := map[string]bool{}
+	for _, ev := range s.unclaimed.eventIDs() {
+		held[ev] = true
+	}
+	s.epochs.Range(func(k, v any) bool {
+		ev := k.(string)
+		if es, ok := s.settings.Lookup(ev); live[ev] || held[ev] || !ok || es.Epoch != v.(string) {
+			delete(s.unlisted, ev)
+			return true
+		}
+		if s.unlisted[ev]++; s.unlisted[ev] >= 2 {
+			s.epochs.Delete(ev)
+			delete(s.unlisted, ev)
+		}
+		return true
+	})
+	for ev := range s.unlisted {
+		if _, ok := s.epochs.Load(ev); !ok {
+			delete(s.unlisted, ev)
+		}
+	}
+}
+
+// RememberedEpochs is how many events this instance holds an epoch for.
+func (s *Service) RememberedEpochs() int {
+	n := 0
+	s.epochs.Range(func(any, any) bool { n++; return true })
+	return n
 }
 
 func wasRestored(rs []Served, userID string) bool {

@@ -619,42 +619,38 @@ func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 	}
 }
 
-// TestCleanupTakesTheEventLock: stale cleanup skips an event whose
-// admission lock another worker holds, and releases the lock it took.
-func TestCleanupTakesTheEventLock(t *testing.T) {
+// TestCleanupOncePerInterval: each line is swept once per cleanup interval
+// however many instances' workers run (the due marker), and a sweep needs
+// no admission lock: an admission pass holding it does not hold the sweep up.
+func TestCleanupOncePerInterval(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
 	b.check(t, "a", 1)
 	b.check(t, "silent", 2)
 	b.clk.Advance(2 * time.Minute)
-	if ok, err := b.store.Lock(b.ctx, b.ev, "someone-else", queue.LockTTL); err != nil || !ok {
+	if ok, err := b.store.Lock(b.ctx, b.ev, "an-admission-pass", queue.LockTTL); err != nil || !ok {
 		t.Fatalf("Lock: %v, %v", ok, err)
 	}
-	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
-	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 0 {
-		t.Fatalf("CleanupOnce under a foreign lock = %d, %v; want the event skipped", n, err)
+	const every = 300 * time.Millisecond
+	w1 := queue.NewWorker(b.svc, queue.WorkerConfig{StaleCleanupInterval: every}, nil)
+	w2 := queue.NewWorker(b.svc, queue.WorkerConfig{StaleCleanupInterval: every}, nil) // another instance's
+	if n, err := w1.CleanupOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("CleanupOnce under an admission lock = %d, %v; want the silent user", n, err)
 	}
-	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "silent"}); err != nil || v.Status != queue.StatusQueued {
-		t.Fatalf("silent after a skipped cleanup: %+v, %v", v, err)
+	b.check(t, "silent2", 3)
+	b.clk.Advance(2 * time.Minute)
+	cleanups := func() int {
+		b.rec.mu.Lock()
+		defer b.rec.mu.Unlock()
+		return b.rec.scripts["cleanup"]
 	}
-	b.clk.Advance(2 * time.Minute) // the status call above was a heartbeat
-	if ok, err := b.store.Unlock(b.ctx, b.ev, "someone-else"); err != nil || !ok {
-		t.Fatalf("Unlock: %v, %v", ok, err)
+	before := cleanups()
+	if n, err := w2.CleanupOnce(b.ctx); err != nil || n != 0 || cleanups() != before {
+		t.Fatalf("a second worker within the interval: removed %d, %v, %d sweeps; want the line left alone", n, err, cleanups()-before)
 	}
-	b.rec.mu.Lock()
-	locks := b.rec.scripts["lock"]
-	b.rec.mu.Unlock()
-	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 1 {
-		t.Fatalf("CleanupOnce after unlock = %d, %v; want the silent user", n, err)
-	}
-	b.rec.mu.Lock()
-	took, cleaned, released := b.rec.scripts["lock"]-locks, b.rec.scripts["cleanup"], b.rec.scripts["unlock"]
-	b.rec.mu.Unlock()
-	if took != 1 || cleaned != 1 || released != 1 {
-		t.Fatalf("cleanup took %d locks, ran %d cleanups, released %d locks; want 1 each", took, cleaned, released)
-	}
-	if ok, err := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); err != nil || !ok {
-		t.Fatalf("cleanup left its lock behind (%v)", err)
+	time.Sleep(every) // the marker lives 0.9 of the interval
+	if n, err := w2.CleanupOnce(b.ctx); err != nil || n != 1 {
+		t.Fatalf("CleanupOnce once the interval passed = %d, %v; want silent2", n, err)
 	}
 }
 
@@ -1055,5 +1051,25 @@ func TestHostileUserIDsInTokensAndNotices(t *testing.T) {
 		if got, err := admitted.Parse(string(body)); err != nil || got.UserID != c.uid || got.EntryTokenID != e.ID {
 			t.Fatalf("message of %q parsed as %+v, %v", c.uid, got, err)
 		}
+	}
+}
+
+// TestOpenEventsKeepTheirEpochs: with open events no durable store keeps
+// an event's epoch, so an instance never forgets one (the worker prunes
+// only what the settings hold too): a retired event's epoch stays.
+func TestOpenEventsKeepTheirEpochs(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
+	b.check(t, "a", 1)
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.leave(t, "a")
+	for range 4 { // drains the ranking count, retires, then two passes without it
+		b.admitOnce(t, w, 0)
+	}
+	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || containsStr(evs, b.ev) {
+		t.Fatalf("setup: the event is still listed: %v, %v", evs, err)
+	}
+	if n := b.svc.RememberedEpochs(); n != 1 {
+		t.Fatalf("%d epochs remembered, want the open event's 1", n)
 	}
 }

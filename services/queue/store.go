@@ -52,6 +52,9 @@ type Store interface {
 	// EpochOf reads the event's epoch id ("" when there is none) and
 	// starts nothing.
 	EpochOf(ctx context.Context, eventID string) (string, error)
+	// EpochsOf is EpochOf for many events at once (pipelined on Redis), in
+	// their order.
+	EpochsOf(ctx context.Context, eventIDs []string) ([]string, error)
 	// Replay rebuilds the event's served record after a loss of its state,
 	// from the durable ledger or from the admissions this instance made and
 	// nobody had claimed yet, in the order they were recorded: users whose
@@ -72,6 +75,11 @@ type Store interface {
 	// change already queued as it is, and lists the event so that an
 	// admission pass appends it. It returns how many entries it queued.
 	Relog(ctx context.Context, eventID string) (int, error)
+	// SweepDue claims eventID's stale sweep for the interval every, for owner:
+	// true when no worker of any instance has swept (or begun to sweep) it in
+	// the last every, so that each line is swept once per interval
+	// cluster-wide, however many instances run.
+	SweepDue(ctx context.Context, eventID, owner string, every time.Duration) (bool, error)
 	// CleanupStale removes the queued users silent for at least seenTTL as of
 	// now, and notes the oldest heartbeat it kept (StoreStats.OldestHeartbeat).
 	CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error)

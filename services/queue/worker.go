@@ -135,21 +135,26 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // WatchLossesOnce reads the epoch of every event for which this instance
-// holds unclaimed admissions, and on a loss puts them back (Service.sawEpoch);
-// it returns how many it put back.
+// holds unclaimed admissions, all in one pipelined read (Store.EpochsOf),
+// and on a loss puts them back (Service.sawEpoch); it returns how many it
+// put back.
 func (w *Worker) WatchLossesOnce(ctx context.Context) (int, error) {
 	s := w.svc
-	var n int
-	var errs []error
-	for _, ev := range s.unclaimed.eventIDs() {
-		id, err := s.store.EpochOf(ctx, ev)
-		if err != nil {
-			errs = append(errs, unavailable("epoch", ev, err))
-			continue
-		}
-		n += len(s.sawEpoch(ctx, ev, EpochState{ID: id}))
+	events := s.unclaimed.eventIDs()
+	if len(events) == 0 {
+		return 0, nil
 	}
-	return n, errors.Join(errs...)
+	start := time.Now()
+	ids, err := s.store.EpochsOf(ctx, events)
+	s.observe("epoch", start, err)
+	if err != nil {
+		return 0, unavailable("epochs", "", err)
+	}
+	n := 0
+	for i, ev := range events {
+		n += len(s.sawEpoch(ctx, ev, EpochState{ID: ids[i]}))
+	}
+	return n, nil
 }
 
 func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
@@ -178,6 +183,7 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	w.svc.pruneEpochs(loads)
 	var work []string
 	for _, l := range loads {
 		th, known := w.thresholdOf(l)
@@ -500,10 +506,18 @@ func (w *Worker) replay(ctx context.Context, eventID, epoch string) error {
 	return nil
 }
 
+// sweepMarkShare is the share of StaleCleanupInterval a sweep's due marker
+// lives: a little less than the interval, so the instance whose tick comes
+// first after it expires sweeps, and a line is swept at least once per
+// interval and about once, whatever the number of instances.
+const sweepMarkShare = 0.9
+
 // CleanupOnce removes, from every event with a line, queued users whose last
-// heartbeat is older than SeenTTL, and returns how many it removed. It takes
-// each event's admission lock like an admission pass and skips an event
-// another worker holds; that event is cleaned on a later pass.
+// heartbeat is older than SeenTTL, and returns how many it removed. An
+// event is swept only when its due marker (Store.SweepDue) says no worker
+// of any instance swept it within the interval, so each line is swept
+// about once per interval cluster-wide. The sweep takes no admission lock:
+// each page is one atomic step that admissions may interleave with.
 func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 	loads, err := w.scan(ctx)
 	if err != nil {
@@ -517,15 +531,23 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 	}
 	s := w.svc
 	now := s.clk.Now()
+	mark := time.Duration(float64(w.cfg.StaleCleanupInterval) * sweepMarkShare)
 	return w.each(ctx, work, func(ctx context.Context, ev string) (int, error) {
-		return w.locked(ctx, ev, func() (int, error) {
-			start := time.Now()
-			n, err := s.store.CleanupStale(ctx, ev, now, s.cfg.SeenTTL)
-			s.observe("cleanup", start, err)
-			if err != nil {
-				return n, unavailable("cleanup", ev, err)
-			}
-			return n, nil
-		})
+		start := time.Now()
+		due, err := s.store.SweepDue(ctx, ev, token.NewTokenID(), mark)
+		s.observe("sweep_due", start, err)
+		if err != nil {
+			return 0, unavailable("sweep due", ev, err)
+		}
+		if !due {
+			return 0, nil // another worker swept it within the interval
+		}
+		start = time.Now()
+		n, err := s.store.CleanupStale(ctx, ev, now, s.cfg.SeenTTL)
+		s.observe("cleanup", start, err)
+		if err != nil {
+			return n, unavailable("cleanup", ev, err)
+		}
+		return n, nil
 	})
 }

@@ -28,15 +28,25 @@ type Metrics struct {
 	script     *prometheus.HistogramVec
 
 	// Event ids become label values; anyone holding a pass for any event id
-	// could otherwise grow the series without bound. The first
-	// MaxEventLabels ids of the process get their own series, the rest
-	// share OtherEventLabel.
+	// could otherwise grow the series without bound. At most
+	// MaxEventLabels ids have their own series at once; a new id takes the
+	// place of one unseen for EventLabelIdle (whose series go), else it
+	// shares OtherEventLabel, so a long-running instance keeps reporting
+	// the events that are live now.
 	labelsMu sync.Mutex
-	labels   map[string]struct{}
+	labels   map[string]time.Time // event id → last seen
+	// noneIdleBefore: no label can have been idle for EventLabelIdle
+	// before then, so a full set need not be searched.
+	noneIdleBefore time.Time
+	now            func() time.Time
 }
 
-// MaxEventLabels is how many distinct event ids get their own series.
+// MaxEventLabels is how many distinct event ids have their own series at once.
 const MaxEventLabels = 1000
+
+// EventLabelIdle is how long an event id must go unseen before a new one
+// may take its series' place.
+const EventLabelIdle = 10 * time.Minute
 
 // OtherEventLabel is the admissions label of events beyond MaxEventLabels.
 const OtherEventLabel = "_other"
@@ -45,7 +55,8 @@ const OtherEventLabel = "_other"
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		reg:    prometheus.NewRegistry(),
-		labels: map[string]struct{}{},
+		labels: map[string]time.Time{},
+		now:    time.Now,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vwr_http_requests_total", Help: "HTTP requests by route pattern and status code.",
 		}, []string{"route", "code"}),
@@ -97,18 +108,37 @@ func (m *Metrics) Admitted(eventID string, n int) {
 	m.admissions.WithLabelValues(m.eventLabel(eventID)).Add(float64(n))
 }
 
-// eventLabel is eventID while fewer than MaxEventLabels ids have series,
-// else OtherEventLabel.
+// eventLabel is eventID when it has its own series or can have them (a
+// free place, or the place of the id unseen longest, if for at least
+// EventLabelIdle), else OtherEventLabel.
 func (m *Metrics) eventLabel(eventID string) string {
+	now := m.now()
 	m.labelsMu.Lock()
 	defer m.labelsMu.Unlock()
 	if _, ok := m.labels[eventID]; ok {
+		m.labels[eventID] = now
 		return eventID
 	}
 	if len(m.labels) >= MaxEventLabels {
-		return OtherEventLabel
+		if now.Before(m.noneIdleBefore) {
+			return OtherEventLabel
+		}
+		oldest, seen := "", now
+		for ev, at := range m.labels {
+			if at.Before(seen) {
+				oldest, seen = ev, at
+			}
+		}
+		if now.Sub(seen) < EventLabelIdle {
+			m.noneIdleBefore = seen.Add(EventLabelIdle)
+			return OtherEventLabel
+		}
+		delete(m.labels, oldest)
+		m.admissions.DeleteLabelValues(oldest)
+		m.queueSize.DeleteLabelValues(oldest)
+		m.active.DeleteLabelValues(oldest)
 	}
-	m.labels[eventID] = struct{}{}
+	m.labels[eventID] = now
 	return eventID
 }
 

@@ -46,6 +46,10 @@ func (k keys) listed(ev string) string {
 	return k.tag(ev) + ":listed" // STRING "1": the event is in the active set, so a check need not list it
 }
 
+// sweepDue marks the event's stale sweep as done for now (STRING owner,
+// PX about one cleanup interval).
+func (k keys) sweepDue(ev string) string { return k.tag(ev) + ":sweep-due" }
+
 // lock is the event's admission lock (STRING owner, PX LockTTL).
 func (k keys) lock(ev string) string { return k.prefix + "admission:lock:{" + ev + "}" }
 

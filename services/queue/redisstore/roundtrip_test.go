@@ -210,3 +210,38 @@ func TestCheckTouchesOneClusterNode(t *testing.T) {
 		t.Fatal("every event landed on the registry's node: the test proved nothing")
 	}
 }
+
+// TestEpochsOfIsOnePipeline: the loss watch reads the epochs of many events
+// in one round trip, each event's the one its checks saw ("" for an event
+// with none), on every backend.
+func TestEpochsOfIsOnePipeline(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := b.new(t)
+			h := &redistrips.Hook{}
+			s.rdb.AddHook(h)
+			ctx := context.Background()
+			var evs, want []string
+			for i := range 5 {
+				ev := fmt.Sprintf("%s-%d", testenv.UniqueID(t), i)
+				snap, err := s.Check(ctx, queue.CheckInput{EventID: ev, UserID: "u", Score: 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1,
+					Epoch: queue.EpochInput{Candidate: fmt.Sprint("epoch-", i)}})
+				if err != nil || snap.Epoch.ID == "" {
+					t.Fatalf("Check(%s) = %+v, %v", ev, snap, err)
+				}
+				evs, want = append(evs, ev), append(want, snap.Epoch.ID)
+			}
+			evs, want = append(evs, testenv.UniqueID(t)+"-none"), append(want, "")
+			h.Reset()
+			got, err := s.EpochsOf(ctx, evs)
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("EpochsOf = %q, %v; want %q", got, err, want)
+			}
+			if tr := h.Reset(); len(tr) != 1 || len(tr.Names()) != len(evs) {
+				t.Fatalf("EpochsOf sent %v; want one pipeline of %d HGETs", tr, len(evs))
+			}
+		})
+	}
+}

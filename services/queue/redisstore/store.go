@@ -337,6 +337,15 @@ func wrapIf(op, ev string, err error) error {
 	return wrap(op, ev, err)
 }
 
+// SweepDue is SET {E}:sweep-due owner NX PX every.
+func (s *Store) SweepDue(ctx context.Context, eventID, owner string, every time.Duration) (bool, error) {
+	ok, err := s.rdb.SetNX(ctx, s.k.sweepDue(eventID), owner, every).Result()
+	if err != nil {
+		return false, wrap("sweep due", eventID, err)
+	}
+	return ok, nil
+}
+
 // sweepPage is how many waiters one cleanup.lua call examines: a page of
 // the full sweep, so that no call holds the event's node for long
 // (docs/tier2-store.md, "Cost of a sweep").
@@ -367,6 +376,29 @@ func (s *Store) CleanupStale(ctx context.Context, eventID string, now time.Time,
 		}
 		from = "(" + last
 	}
+}
+
+// EpochsOf sends HGET {E}:epoch id for every event in one pipeline per
+// loadsChunk events.
+func (s *Store) EpochsOf(ctx context.Context, eventIDs []string) ([]string, error) {
+	out := make([]string, 0, len(eventIDs))
+	for start := 0; start < len(eventIDs); start += loadsChunk {
+		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
+		cmds := make([]*redis.StringCmd, len(chunk))
+		pipe := s.rdb.Pipeline()
+		for i, ev := range chunk {
+			cmds[i] = pipe.HGet(ctx, s.k.epoch(ev), "id")
+		}
+		_, _ = pipe.Exec(ctx) // each command's own error is checked below
+		for i, ev := range chunk {
+			id, err := cmds[i].Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, wrap("epochs", ev, err)
+			}
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // EpochOf is HGET {E}:epoch id.
