@@ -24,11 +24,14 @@ import (
 )
 
 // The settings live in the events table:
-//   - pk=<eventId>, sk="queue": threshold, open, version, epoch. An item of
-//     its own, so Tier 1's event item and its layout migration never see it;
+//   - pk="#queue-settings", sk=<eventId>: threshold, open, version, epoch.
+//     Every event's settings share one partition, so a refresh reads them
+//     with a Query, never a Scan of Tier 1's items;
 //   - pk="#registry", sk="queue-version": v, bumped by every write, so an
-//     instance re-reads all settings only when something changed, and gen,
-//     a random id set with the first write (eventsettings.Version).
+//     instance re-reads all settings only when something changed; gen, a
+//     random id set with the first write (eventsettings.Version); layout,
+//     2 once the settings of an older store (pk=<eventId>, sk="queue",
+//     found with a Scan) have been copied into the partition.
 //
 // The ledger lives in the positions table, which no settings refresh scans:
 //   - requestId="t2ledger#<eventId>": n, the number of chunks appended;
@@ -70,6 +73,8 @@ type API interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	// Scan serves only the one-time migration of an older store.
 	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
@@ -114,6 +119,8 @@ func (c Config) Tables() []dynamotable.Spec {
 }
 
 const (
+	settingsPK     = "#queue-settings"
+	layoutQuery    = 2 // versionItem.Layout once every setting is in settingsPK
 	attrSK         = "sk"
 	attrTTL        = "ttl"
 	registryPK     = "#registry"
@@ -131,7 +138,7 @@ type recordKey struct {
 	RequestID string `dynamodbav:"requestId"`
 }
 
-func queueKey(eventID string) itemKey { return itemKey{PK: eventID, SK: skQueue} }
+func queueKey(eventID string) itemKey { return itemKey{PK: settingsPK, SK: eventID} }
 func queueVersionKey() itemKey        { return itemKey{PK: registryPK, SK: queueVersionSK} }
 
 // ledgerHead and ledgerChunkKey are positions-table keys: '#' never occurs
@@ -168,9 +175,12 @@ func (s *Store) readItem(ctx context.Context, table string, key any, what string
 	return true, nil
 }
 
-// queueItem is an event's Tier 2 settings item.
+// queueItem is an event's Tier 2 settings item: pk is settingsPK and sk
+// the event id (in a store of the older layout, pk the event id and sk
+// "queue").
 type queueItem struct {
 	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
 	Threshold int64  `dynamodbav:"threshold"`
 	Open      bool   `dynamodbav:"open"`
 	Version   int64  `dynamodbav:"version"`
@@ -183,8 +193,9 @@ func (q queueItem) settings() eventsettings.Settings {
 
 // versionItem is the store-wide version item.
 type versionItem struct {
-	V   int64  `dynamodbav:"v"`
-	Gen string `dynamodbav:"gen"`
+	V      int64  `dynamodbav:"v"`
+	Gen    string `dynamodbav:"gen"`
+	Layout int64  `dynamodbav:"layout"`
 }
 
 // QueueSettingsVersion reads the version item (strongly consistent).
@@ -196,20 +207,61 @@ func (s *Store) QueueSettingsVersion(ctx context.Context) (eventsettings.Version
 	return eventsettings.Version{Generation: v.Gen, N: v.V}, nil
 }
 
-// QueueSettings reads the version, then scans the events table for the
-// settings items (strongly consistent, every page). The table also holds
-// Tier 1's items; the scan reads them and drops them, which is why Settings
-// only calls this when the version moved.
+// QueueSettings reads the version, then every event's settings with a
+// Query of their partition (strongly consistent, every page). A store of
+// the older layout is migrated first, once (migrate).
 func (s *Store) QueueSettings(ctx context.Context) (map[string]eventsettings.Settings, eventsettings.Version, error) {
-	v, err := s.QueueSettingsVersion(ctx)
-	if err != nil {
+	var vi versionItem
+	if _, err := s.readItem(ctx, s.cfg.EventsTable, queueVersionKey(), "queue settings version", &vi); err != nil {
 		return nil, eventsettings.Version{}, err
 	}
-	vals, err := attributevalue.MarshalMap(map[string]any{":q": skQueue})
+	v := eventsettings.Version{Generation: vi.Gen, N: vi.V}
+	if vi.Layout < layoutQuery {
+		if err := s.migrate(ctx); err != nil {
+			return nil, eventsettings.Version{}, err
+		}
+	}
+	vals, err := attributevalue.MarshalMap(map[string]any{":p": settingsPK})
 	if err != nil {
 		return nil, eventsettings.Version{}, fmt.Errorf("dynamostore: queue settings: %w", err)
 	}
 	out := map[string]eventsettings.Settings{}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.cfg.EventsTable),
+		ConsistentRead:            aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :p"),
+		ExpressionAttributeValues: vals,
+	}
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, eventsettings.Version{}, wrap("queue settings", err)
+		}
+		var items []queueItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, eventsettings.Version{}, fmt.Errorf("dynamostore: queue settings: %w", err)
+		}
+		for _, it := range items {
+			out[it.SK] = it.settings()
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, v, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// migrate copies the settings of the older layout (pk=<eventId>,
+// sk="queue", found with a Scan: the only one this store ever makes) into
+// the settings partition, keeping any item written there since, and then
+// notes the layout in the version item, so it runs once per store. The
+// copies keep their versions: nothing changed, so no refresh reads again.
+// Instances may run it at once; each copy is put only if absent.
+func (s *Store) migrate(ctx context.Context) error {
+	vals, err := attributevalue.MarshalMap(map[string]any{":q": skQueue})
+	if err != nil {
+		return fmt.Errorf("dynamostore: migrate queue settings: %w", err)
+	}
 	in := &dynamodb.ScanInput{
 		TableName:                 aws.String(s.cfg.EventsTable),
 		ConsistentRead:            aws.Bool(true),
@@ -219,20 +271,46 @@ func (s *Store) QueueSettings(ctx context.Context) (map[string]eventsettings.Set
 	for {
 		page, err := s.db.Scan(ctx, in)
 		if err != nil {
-			return nil, eventsettings.Version{}, wrap("queue settings", err)
+			return wrap("migrate queue settings", err)
 		}
 		var items []queueItem
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, eventsettings.Version{}, fmt.Errorf("dynamostore: queue settings: %w", err)
+			return fmt.Errorf("dynamostore: migrate queue settings: %w", err)
 		}
 		for _, it := range items {
-			out[it.PK] = it.settings()
+			it.PK, it.SK = settingsPK, it.PK
+			item, err := attributevalue.MarshalMap(it)
+			if err != nil {
+				return fmt.Errorf("dynamostore: migrate queue settings: %w", err)
+			}
+			_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+				TableName: aws.String(s.cfg.EventsTable), Item: item,
+				ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			})
+			if err != nil && !conditionFailed(err) {
+				return wrap("migrate queue settings "+it.SK, err)
+			}
 		}
 		if len(page.LastEvaluatedKey) == 0 {
-			return out, v, nil
+			break
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
+	vKey, err := attributevalue.MarshalMap(queueVersionKey())
+	if err != nil {
+		return fmt.Errorf("dynamostore: migrate queue settings: %w", err)
+	}
+	lv, err := attributevalue.MarshalMap(map[string]any{":l": layoutQuery})
+	if err != nil {
+		return fmt.Errorf("dynamostore: migrate queue settings: %w", err)
+	}
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.cfg.EventsTable), Key: vKey,
+		UpdateExpression: aws.String("SET layout = :l"), ExpressionAttributeValues: lv,
+	}); err != nil {
+		return wrap("migrate queue settings", err)
+	}
+	return nil
 }
 
 // bumpQueueVersion adds one to the store-wide version, setting the
@@ -359,11 +437,10 @@ func (s *Store) RestoreQueueSettings(ctx context.Context, all map[string]eventse
 		if err != nil {
 			return n, err
 		}
-		item, err := attributevalue.MarshalMap(queueItem{PK: ev, Threshold: es.Threshold, Open: es.Open, Version: v, Epoch: es.Epoch})
+		item, err := attributevalue.MarshalMap(queueItem{PK: settingsPK, SK: ev, Threshold: es.Threshold, Open: es.Open, Version: v, Epoch: es.Epoch})
 		if err != nil {
 			return n, fmt.Errorf("dynamostore: %s: %w", what, err)
 		}
-		item[attrSK] = &types.AttributeValueMemberS{Value: skQueue}
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: aws.String(s.cfg.EventsTable), Item: item,
 			ConditionExpression: aws.String("attribute_not_exists(pk)"),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/vwr-go/vwr/internal/dynamotable"
+	"github.com/vwr-go/vwr/internal/eventsettings"
 	"github.com/vwr-go/vwr/internal/eventsettings/dynamostore"
 	"github.com/vwr-go/vwr/internal/eventsettings/settingstest"
 	"github.com/vwr-go/vwr/internal/testenv"
@@ -98,5 +100,70 @@ func emptyTables(t *testing.T, db *dynamodb.Client, cfg dynamostore.Config) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// counting counts the Scans and Queries a store sends.
+type counting struct {
+	dynamostore.API
+	scans, queries atomic.Int64
+}
+
+func (c *counting) Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	c.scans.Add(1)
+	return c.API.Scan(ctx, in, opts...)
+}
+
+func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	c.queries.Add(1)
+	return c.API.Query(ctx, in, opts...)
+}
+
+// TestRefreshQueriesOnePartition: a store written in the older layout (one
+// item per event beside Tier 1's, found with a Scan) is migrated by its
+// first full read, once; from then on a full read is a Query of the
+// settings' partition and never a Scan of the table.
+func TestRefreshQueriesOnePartition(t *testing.T) {
+	t.Parallel()
+	db := client(t)
+	id := testenv.UniqueID(t)
+	if len(id) > 200 {
+		id = id[len(id)-200:]
+	}
+	cfg := dynamostore.Config{EventsTable: "ev-" + id, PositionsTable: "pos-" + id}
+	ctx := context.Background()
+	if err := dynamotable.Create(ctx, db, cfg.Tables()...); err != nil {
+		t.Fatal(err)
+	}
+	put := func(item map[string]types.AttributeValue) {
+		t.Helper()
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(cfg.EventsTable), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, n := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }, func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	put(map[string]types.AttributeValue{"pk": s("#registry"), "sk": s("queue-version"), "v": n("3"), "gen": s("g1")})
+	put(map[string]types.AttributeValue{"pk": s("old"), "sk": s("queue"), "threshold": n("7"), "open": &types.AttributeValueMemberBOOL{Value: true}, "version": n("3"), "epoch": s("e1")})
+	put(map[string]types.AttributeValue{"pk": s("old"), "sk": s("event"), "shards": n("4")}) // Tier 1's own item
+
+	c := &counting{API: db}
+	store := dynamostore.New(c, cfg)
+	want := eventsettings.Settings{Threshold: 7, Open: true, Version: 3, Epoch: "e1"}
+	for round := range 2 {
+		all, v, err := store.QueueSettings(ctx)
+		if err != nil || len(all) != 1 || all["old"] != want || v != (eventsettings.Version{Generation: "g1", N: 3}) {
+			t.Fatalf("read %d: %+v, %+v, %v; want old = %+v at g1/3", round, all, v, err, want)
+		}
+	}
+	if c.scans.Load() != 1 || c.queries.Load() != 2 {
+		t.Fatalf("two full reads sent %d Scans and %d Queries; want the migration's one Scan, then Queries only", c.scans.Load(), c.queries.Load())
+	}
+	got, err := store.PutQueueSettings(ctx, "old", eventsettings.Settings{Threshold: 9, Open: true})
+	if err != nil || got.Threshold != 9 || got.Epoch != "e1" || got.Version != 4 {
+		t.Fatalf("a write after the migration = %+v, %v; want threshold 9, epoch e1 kept, version 4", got, err)
+	}
+	// Another instance of the older code base: a new store reads the same.
+	if all, _, err := dynamostore.New(c, cfg).QueueSettings(ctx); err != nil || all["old"].Threshold != 9 || c.scans.Load() != 1 {
+		t.Fatalf("a fresh instance reads %+v, %v after %d Scans; want threshold 9 and no new Scan", all, err, c.scans.Load())
 	}
 }
