@@ -75,6 +75,9 @@ type Tier2Scale struct {
 	ModelledSingleEventCeiling float64     `json:"modelledSingleEventCeiling"`
 	Cluster                    ClusterPoll `json:"cluster"`
 	Idle                       IdleLoad    `json:"idle"`
+	// PprofTop is `go tool pprof -top` of the benchmark process (the
+	// instances and the load generator) while polls ran.
+	PprofTop []string `json:"pprofTop,omitempty"`
 }
 
 // ScaleScenario is one scenario's cost to the queue's Redis.
@@ -115,6 +118,12 @@ type IdleLoad struct {
 	Seconds             float64 `json:"seconds"`
 	CommandsPerSecond   float64 `json:"idleCommandsPerSecond"`
 	RoundTripsPerSecond float64 `json:"roundTripsPerSecond"`
+	// CommandsPerPass is what one instance's admission pass sends, counted
+	// once the jobs stopped; ModelledCommandsPerSecond is that times the
+	// instances and the passes per second the default interval makes: what
+	// the fleet sends while idle where the machine keeps up.
+	CommandsPerPass           float64 `json:"commandsPerPass,omitempty"`
+	ModelledCommandsPerSecond float64 `json:"modelledCommandsPerSecond,omitempty"`
 }
 
 // RecoveryRun is one rehearsal with a loss of Tier 2's Redis, measured
@@ -373,7 +382,8 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 	names := []string{"before", "after"}
 	p("\n### Tier 2 at scale: what a production poll costs Redis\n\n")
 	p("`BenchmarkTier2Scale`: checks carry a Tier 1 pass on an event configured in a settings store (Tier 1's Redis store, on a server apart from the queue's) and are spread over several instances, each assembled as bin/queue is; Redis figures are from INFO on the queue's own redis-server, command counts from a go-redis hook on every instance (their workers included). ")
-	p("The modelled single-event ceiling is 1 s ÷ Redis µs per poll. The Cluster run polls 30 events through one instance on the project's 3-node Cluster. Idle: every event holds one visitor, nobody waits, the instances' jobs run; the instances send as fast as the machine lets them, so on a small shared machine this figure is bounded by its CPU rather than by what the design would send.\n\n")
+	p("The modelled single-event ceiling is 1 s ÷ Redis µs per poll. The Cluster run polls 30 events through one instance on the project's 3-node Cluster. Idle: every event holds one visitor, nobody waits, the instances' jobs run; the instances send as fast as the machine lets them, so on a small shared machine this figure is bounded by its CPU rather than by what the design would send; the modelled row is what the design sends. ")
+	p("Redis µs are time inside Redis (commandstats) and main-thread CPU: on 2 cores shared with other work they vary between runs by up to several times, so compare them only at a like load; the command counts and nodes per check do not vary.\n\n")
 	for i, m := range runs {
 		if m != nil {
 			p("- %s: measured %s at vwr commit %s on %d cores (%s), 1-minute load average %.2f when it started; %d instances, %d connections, %.0f s per scenario.\n",
@@ -405,7 +415,24 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 		return fmt.Sprintf("%d of %d", m.Cluster.EventsOnTwoNodes, m.Cluster.Events)
 	})
 	row("Cluster: commands per check", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Cluster.RedisCommandsPerCheck) })
-	row("idleCommandsPerSecond", func(m *Tier2Scale) string {
+	row("idleCommandsPerSecond (as fast as this machine went)", func(m *Tier2Scale) string {
 		return fmt.Sprintf("%.0f (%d events, %d instances, %.0f s)", m.Idle.CommandsPerSecond, m.Idle.Events, m.Idle.Instances, m.Idle.Seconds)
 	})
+	row("idle: commands per admission pass of one instance", func(m *Tier2Scale) string {
+		if m.Idle.CommandsPerPass == 0 {
+			return "not measured"
+		}
+		return fmt.Sprintf("%.0f", m.Idle.CommandsPerPass)
+	})
+	row("idle: modelled commands/s (per pass × instances ÷ 1 s interval)", func(m *Tier2Scale) string {
+		if m.Idle.ModelledCommandsPerSecond == 0 {
+			return "not measured"
+		}
+		return fmt.Sprintf("%.0f", m.Idle.ModelledCommandsPerSecond)
+	})
+	for i, m := range runs {
+		if m != nil && len(m.PprofTop) > 0 {
+			p("\nCPU profile of the benchmark process while polls ran (%s; top 10, flat):\n\n```\n%s\n```\n", names[i], strings.Join(m.PprofTop, "\n"))
+		}
+	}
 }

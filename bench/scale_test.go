@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
@@ -125,6 +126,17 @@ func measureTier2Scale(b *testing.B, root string) Tier2Scale {
 		b.Logf("tier 2 scale, %s: %+v", sc, got)
 	}
 	prof.Close()
+	if exe, err := os.Executable(); err == nil {
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount", "10", exe, prof.Name()).Output()
+		if err != nil {
+			b.Fatalf("go tool pprof: %v", err)
+		}
+		path := filepath.Join(b.TempDir(), "scale-pprof.txt")
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		m.PprofTop = pprofTop(b, path)
+	}
 	stop()
 	if p := m.Scenarios["polls"].RedisMicrosPerCheck; p > 0 {
 		m.ModelledSingleEventCeiling = round1(1e6 / p)
@@ -582,14 +594,24 @@ func measureIdle(tb testing.TB, n, instances int, d time.Duration) IdleLoad {
 		tb.Fatal(err)
 	}
 	stop := f.runJobs()
-	defer stop()
 	time.Sleep(5 * time.Second) // the first passes add the direct admissions to the rankings
 	f.count.take()
 	t0 := time.Now()
 	time.Sleep(d)
 	sent, trips := f.count.take()
 	el := time.Since(t0).Seconds()
+	stop()
+	// One admission pass of one instance, alone.
+	f.count.take()
+	if _, err := f.apps[0].Worker.AdmitOnce(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	pass, _ := f.count.take()
+	perPass := float64(sum(pass))
+	every := queue.WorkerConfig{}.WithDefaults().AdmissionInterval.Seconds()
 	return IdleLoad{Events: n, Instances: instances, Seconds: round1(el),
-		CommandsPerSecond:   round1(float64(sum(sent)) / el),
-		RoundTripsPerSecond: round1(float64(trips) / el)}
+		CommandsPerSecond:         round1(float64(sum(sent)) / el),
+		RoundTripsPerSecond:       round1(float64(trips) / el),
+		CommandsPerPass:           perPass,
+		ModelledCommandsPerSecond: round1(perPass * float64(instances) / every)}
 }
