@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -37,6 +38,9 @@ type Results struct {
 
 	Tier1Capacity []Tier1Capacity `json:"tier1Capacity"`
 	Loadtest      LoadtestSummary `json:"loadtest"`
+	// SaleRehearsal is the 100,000-visitor rehearsal with a sale's arrival
+	// curve (`-bench.only estimates` measures it and Loadtest alone).
+	SaleRehearsal *LoadtestSummary `json:"saleRehearsal,omitempty"`
 	// Recovery are rehearsals that lose Tier 2's Redis mid-sale under the
 	// default settings (`-bench.only recovery` measures them alone).
 	Recovery []RecoveryRun `json:"recovery"`
@@ -243,25 +247,74 @@ type Tier1Capacity struct {
 	ImpliedEnterCapacity   float64 `json:"impliedEnterCapacity"`
 }
 
-// LoadtestSummary is the 10,000-visitor rehearsal's headline figures.
+// LoadtestSummary is a rehearsal's headline figures. The wait-estimate
+// errors are |estimate − actual| ÷ actual (docs/loadtest.md): the first
+// estimate a visitor saw at each tier, and the later ones against the wait
+// that remained.
 type LoadtestSummary struct {
-	Command                 string   `json:"command"`
-	Visitors                int64    `json:"visitors"`
-	Admitted                int64    `json:"admitted"`
-	LostVisitors            int64    `json:"lostVisitors"`
-	InversionsTier1         int64    `json:"inversionsTier1"`
-	InversionsTier2         int64    `json:"inversionsTier2"`
-	MaxActive               int64    `json:"maxActive"`
-	Threshold               int64    `json:"threshold"`
-	OverAdmissions          int64    `json:"overAdmissions"`
-	WaitErrorMedian         float64  `json:"waitErrorMedian"`
-	WaitErrorP90            float64  `json:"waitErrorP90"`
+	Command string `json:"command"`
+	// When, where and on what load it ran, if apart from the rest of the
+	// results (`-bench.only estimates`).
+	MeasuredAt                string  `json:"measuredAt,omitempty"`
+	Commit                    string  `json:"commit,omitempty"`
+	LoadAverage               float64 `json:"loadAverage,omitempty"`
+	Arrival                   string  `json:"arrival,omitempty"`
+	RatePerSecond             float64 `json:"ratePerSecond,omitempty"`
+	Plots                     string  `json:"plots,omitempty"` // the folder of its plots
+	Visitors                  int64   `json:"visitors"`
+	Admitted                  int64   `json:"admitted"`
+	LostVisitors              int64   `json:"lostVisitors"`
+	InversionsTier1           int64   `json:"inversionsTier1"`
+	InversionsTier2           int64   `json:"inversionsTier2"`
+	MaxActive                 int64   `json:"maxActive"`
+	Threshold                 int64   `json:"threshold"`
+	OverAdmissions            int64   `json:"overAdmissions"`
+	WaitErrorMedian           float64 `json:"waitErrorMedian"` // Tier 2, first estimate
+	WaitErrorP90              float64 `json:"waitErrorP90"`
+	WaitErrorLaterMedian      float64 `json:"waitErrorLaterMedian"` // Tier 2, later estimates
+	WaitErrorLaterP90         float64 `json:"waitErrorLaterP90"`
+	WaitErrorTier1Median      float64 `json:"waitErrorTier1Median"` // Tier 1, first estimate
+	WaitErrorTier1P90         float64 `json:"waitErrorTier1P90"`
+	WaitErrorTier1LaterMedian float64 `json:"waitErrorTier1LaterMedian"` // Tier 1, the page's later estimates
+	WaitErrorTier1LaterP90    float64 `json:"waitErrorTier1LaterP90"`
+	// PeopleAheadWithinBound is the share of the people-ahead counts the
+	// Tier 1 pages showed within 2 % of the line or 16 people;
+	// PeopleAheadP90OfLine the p90 of their error as a share of the line.
+	PeopleAheadWithinBound float64 `json:"peopleAheadWithinBound"`
+	PeopleAheadP90OfLine   float64 `json:"peopleAheadP90OfLine"`
+	// StepLateMsP99 is how late the tool sent requests (p99): the tool or
+	// the machine was saturated when it is large.
+	StepLateMsP99           float64  `json:"stepLateMsP99"`
 	RequestsPerSecond       float64  `json:"requestsPerSecond"`
 	AdmissionsPerSecond     float64  `json:"admissionsPerSecond"`
 	DurationSeconds         float64  `json:"durationSeconds"`
 	RedisCommandsPerRequest float64  `json:"redisCommandsPerRequest"`
 	RedisBytesPerWaiter     *float64 `json:"redisBytesPerWaiter"`
 	Tier2CheckP99Ms         float64  `json:"tier2CheckP99Ms"`
+}
+
+// thousands writes a whole number with a comma every three digits.
+func thousands(x float64) string {
+	d := strconv.FormatInt(int64(x+0.5), 10)
+	for i := len(d) - 3; i > 0; i -= 3 {
+		d = d[:i] + "," + d[i:]
+	}
+	return d
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// rate is "at 500/s", or "" when unknown.
+func rate(r float64) string {
+	if r <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("at %s/s", thousands(r))
 }
 
 // Scenarios in the order the table shows them.
@@ -319,8 +372,8 @@ func Render(r Results) string {
 	}
 
 	l := r.Loadtest
-	p("\n### %d-visitor rehearsal\n\n`%s`\n\nPlots: [line length](bench/loadtest/queue.svg), [admissions/s](bench/loadtest/admissions.svg), [active vs threshold](bench/loadtest/active.svg), [estimated vs actual wait](bench/loadtest/wait.svg).\n\n", l.Visitors, l.Command)
-	p("| visitors | admitted | lost | inversions T1/T2 | max active / threshold | over-admissions | wait-estimate error median / p90 | requests/s | admissions/s | duration s | Redis cmds per request | Redis bytes per waiter | Tier 2 check p99 ms |\n")
+	p("\n### %d-visitor rehearsal\n\n`%s`\n\nPlots: [line length](bench/loadtest/queue.svg), [admissions/s](bench/loadtest/admissions.svg), [active vs threshold](bench/loadtest/active.svg), [Tier 1 estimated vs actual wait](bench/loadtest/wait-tier1.svg), [Tier 2 estimated vs actual wait](bench/loadtest/wait.svg).\n\n", l.Visitors, l.Command)
+	p("| visitors | admitted | lost | inversions T1/T2 | max active / threshold | over-admissions | Tier 2 first-estimate error median / p90 | requests/s | admissions/s | duration s | Redis cmds per request | Redis bytes per waiter | Tier 2 check p99 ms |\n")
 	p("|---:|---:|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	bpw := "n/a"
 	if l.RedisBytesPerWaiter != nil {
@@ -329,6 +382,39 @@ func Render(r Results) string {
 	p("| %d | %d | %d | %d / %d | %d / %d | %d | %.0f %% / %.0f %% | %.0f | %.1f | %.1f | %.2f | %s | %.1f |\n",
 		l.Visitors, l.Admitted, l.LostVisitors, l.InversionsTier1, l.InversionsTier2, l.MaxActive, l.Threshold, l.OverAdmissions,
 		100*l.WaitErrorMedian, 100*l.WaitErrorP90, l.RequestsPerSecond, l.AdmissionsPerSecond, l.DurationSeconds, l.RedisCommandsPerRequest, bpw, l.Tier2CheckP99Ms)
+
+	p("\n### Wait estimates at both tiers\n\n")
+	p("|estimate − actual| ÷ actual, median / p90. *First* is the estimate a visitor saw on arriving at each tier (Tier 1: the assign answer; Tier 2: the first queued answer); *later* are the estimates shown after it (Tier 1: the page's own, from each status document; Tier 2: every later queued answer), against the wait that remained. ")
+	p("People ahead: the share of the counts a Tier 1 page showed that were within 2 %% of the line or 16 people of the places really handed out then, and the p90 of their error as a share of the line (docs/tier1-design.md). The goal is a median ≤ 25 %% and a p90 ≤ 60 %% for every estimate.\n\n")
+	p("*Tool late p99*: how late the tool sent the visitors' requests (docs/loadtest.md, `stepLateMs`); past a second it, or the machine it shared, was saturated, and the servers on the same cores were slowed with it.\n\n")
+	p("| rehearsal | Tier 1 first | Tier 1 later | Tier 2 first | Tier 2 later | people ahead within the bound | people-ahead error p90 | tool late p99 | measured |\n")
+	p("|---|---|---|---|---|---:|---:|---:|---|\n")
+	rows := []LoadtestSummary{r.Loadtest}
+	if r.SaleRehearsal != nil {
+		rows = append(rows, *r.SaleRehearsal)
+	}
+	pair := func(m, q float64) string { return fmt.Sprintf("%.0f %% / %.0f %%", 100*m, 100*q) }
+	for _, l := range rows {
+		when := "with the rest"
+		if l.MeasuredAt != "" {
+			when = fmt.Sprintf("%s at %s, load %.2f", l.MeasuredAt, l.Commit, l.LoadAverage)
+		}
+		p("| %s %s %s | %s | %s | %s | %s | %.1f %% | %.2f %% | %.1f s | %s |\n", thousands(float64(l.Visitors)), orText(l.Arrival, "burst"), rate(l.RatePerSecond),
+			pair(l.WaitErrorTier1Median, l.WaitErrorTier1P90), pair(l.WaitErrorTier1LaterMedian, l.WaitErrorTier1LaterP90),
+			pair(l.WaitErrorMedian, l.WaitErrorP90), pair(l.WaitErrorLaterMedian, l.WaitErrorLaterP90),
+			100*l.PeopleAheadWithinBound, 100*l.PeopleAheadP90OfLine, l.StepLateMsP99/1000, when)
+	}
+	p("\n")
+	for _, l := range rows {
+		dir := orText(l.Plots, "bench/loadtest")
+		p("![Tier 1 estimated vs actual wait, %s visitors](%s/wait-tier1.svg)\n", thousands(float64(l.Visitors)), dir)
+	}
+	if r.SaleRehearsal != nil {
+		s := *r.SaleRehearsal
+		p("\nThe %s-visitor sale: `%s`. Plots: [line length](%[3]s/queue.svg), [admissions/s](%[3]s/admissions.svg), [active vs threshold](%[3]s/active.svg), [Tier 2 estimated vs actual wait](%[3]s/wait.svg). ",
+			thousands(float64(s.Visitors)), s.Command, s.Plots)
+		p("%d admitted, %d lost, inversions %d / %d, %d over-admissions, %.0f requests/s over %.0f s.\n", s.Admitted, s.LostVisitors, s.InversionsTier1, s.InversionsTier2, s.OverAdmissions, s.RequestsPerSecond, s.DurationSeconds)
+	}
 
 	if len(r.Recovery) > 0 {
 		p("\n### Recovery after a loss of Tier 2's Redis (default settings)\n\n")

@@ -34,6 +34,9 @@ func TestBenchmarksMD(t *testing.T) {
 			t.Errorf("scenario %s has no measurement", sc)
 		}
 	}
+	if r.SaleRehearsal == nil || r.SaleRehearsal.Visitors < 100000 || r.Loadtest.WaitErrorTier1P90 <= 0 || r.SaleRehearsal.WaitErrorTier1P90 <= 0 {
+		t.Errorf("results.json lacks the wait-estimate rehearsals at both tiers (make bench, or -bench.only estimates)")
+	}
 	if r.RedisBytesPerWaitingUser <= 0 || len(r.Tier1Capacity) != 3 || r.Loadtest.Visitors == 0 {
 		t.Errorf("results.json lacks figures: %+v", r)
 	}

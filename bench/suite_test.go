@@ -37,7 +37,8 @@ var (
 	benchDuration = flag.Duration("bench.duration", 4*time.Second, "measured load per run (after a 0.5 s warm-up)")
 	benchConns    = flag.Int("bench.conns", 32, "concurrent connections of the load generator")
 	benchVisitors = flag.Int("bench.visitors", 10000, "visitors of the loadtest")
-	benchOnly     = flag.String("bench.only", "", "measure only this part and keep the rest of bench/results.json: recovery")
+	benchOnly     = flag.String("bench.only", "", "measure only this part and keep the rest of bench/results.json: recovery or estimates (the two wait-estimate rehearsals)")
+	benchSale     = flag.Int("bench.sale-visitors", 100000, "visitors of the sale rehearsal (0: none)")
 )
 
 // BenchmarkSuite is `make bench` after the Go benchmarks: it measures
@@ -69,8 +70,33 @@ func BenchmarkSuite(b *testing.B) {
 		res.Recovery = recoveryRuns(b, root, bins, own.Addr, versions(b, root).Commit)
 		writeResults(b, root, res)
 		return
+	} else if *benchOnly == "estimates" {
+		run(b, root, nil, "go", "build", "-o", filepath.Join(bins, "vwr"), "./cmd/vwr")
+		old, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(old, &res); err != nil {
+			b.Fatal(err)
+		}
+		commit := versions(b, root).Commit
+		res.Loadtest = rehearsal(b, root, bins, own.Addr, commit, true)
+		res.SaleRehearsal = saleRehearsal(b, root, bins, own.Addr, commit)
+		// The commands list names the rehearsals as they ran now.
+		var cmds []string
+		for _, c := range res.Commands {
+			if !strings.Contains(c, " loadtest -visitors "+strconv.Itoa(*benchVisitors)+" ") && !strings.Contains(c, "bench/loadtest-sale") {
+				cmds = append(cmds, c)
+			}
+		}
+		res.Commands = append(cmds, res.Loadtest.Command)
+		if res.SaleRehearsal != nil {
+			res.Commands = append(res.Commands, res.SaleRehearsal.Command)
+		}
+		writeResults(b, root, res)
+		return
 	} else if *benchOnly != "" {
-		b.Fatalf("-bench.only %q: only recovery can be measured alone", *benchOnly)
+		b.Fatalf("-bench.only %q: only recovery or estimates can be measured alone", *benchOnly)
 	}
 	for _, c := range [][]string{
 		{"go", "build", "-o", filepath.Join(bins, "queue"), "./services/queue/cmd/queue"},
@@ -82,8 +108,8 @@ func BenchmarkSuite(b *testing.B) {
 	res.Commands = []string{
 		"go test -run '^$' -bench 'Check' -benchmem -benchtime 20000x ./bench/ | tee bench/gobench.txt",
 		"go test -run '^$' -bench 'CheckHTTP' -benchtime 20000x -cpuprofile bench/cpu.out -o bench/bench.test ./bench/ && go tool pprof -top -nodecount 10 bench/bench.test bench/cpu.out > bench/pprof-top.txt",
-		fmt.Sprintf("go test -run '^$' -bench '^BenchmarkSuite$' -benchtime 1x -timeout 60m ./bench/ -bench.rounds %d -bench.duration %s -bench.conns %d -bench.visitors %d",
-			*benchRounds, *benchDuration, *benchConns, *benchVisitors),
+		fmt.Sprintf("go test -run '^$' -bench '^BenchmarkSuite$' -benchtime 1x -timeout 120m ./bench/ -bench.rounds %d -bench.duration %s -bench.conns %d -bench.visitors %d -bench.sale-visitors %d",
+			*benchRounds, *benchDuration, *benchConns, *benchVisitors, *benchSale),
 	}
 	res.GoBenchmarks = goBench(b, filepath.Join(root, "bench", "gobench.txt"))
 	res.PprofTop = pprofTop(b, filepath.Join(root, "bench", "pprof-top.txt"))
@@ -208,24 +234,12 @@ func BenchmarkSuite(b *testing.B) {
 	}
 	res.Commands = append(res.Commands, "VWR_TIER1_STORE=dynamodb AWS_ENDPOINT_URL=<moto> vwr loadtest -visitors 2000 -rate 200 -shards N -threshold 400 -dwell 1s   # N = 1, 4, 16")
 
-	// The 10,000-visitor rehearsal, on the same redis-server.
-	// Tier 1 releases 400/s while Tier 2 drains 1,000 per 5 s dwell, so a
-	// Tier 2 line forms and its wait estimates are put to the test.
-	ltDir := filepath.Join(root, "bench", "loadtest")
-	args := []string{"loadtest", "-visitors", strconv.Itoa(*benchVisitors), "-rate", "500", "-threshold", "1000", "-dwell", "5s", "-shards", "4", "-batch", "400", "-out", "bench/loadtest", "-quiet"}
-	run(b, root, []string{"REDIS_URL=redis://" + own.Addr}, append([]string{filepath.Join(bins, "vwr")}, args...)...)
-	rep := readReport(b, ltDir)
-	res.Loadtest = LoadtestSummary{
-		Command:  "REDIS_URL=redis://127.0.0.1:PORT vwr " + strings.Join(args, " "),
-		Visitors: rep.Visitors.Total, Admitted: rep.Visitors.Admitted, LostVisitors: rep.LostVisitors,
-		InversionsTier1: rep.Inversions.Tier1, InversionsTier2: rep.Inversions.Tier2, MaxActive: rep.MaxActive, Threshold: rep.Threshold,
-		OverAdmissions: rep.OverAdmissions, WaitErrorMedian: rep.WaitEstimateError.Median, WaitErrorP90: rep.WaitEstimateError.P90,
-		RequestsPerSecond: rep.ThroughputPerSecond.Requests, AdmissionsPerSecond: rep.ThroughputPerSecond.Admissions,
-		DurationSeconds: rep.Visitors.DurationSeconds, RedisCommandsPerRequest: rep.BackendOpsPerVisitor.RedisCommandsPerRequest,
-		RedisBytesPerWaiter: rep.RedisBytesPerWaiter, Tier2CheckP99Ms: rep.LatencyMs["tier2.check"].P99,
+	res.Loadtest = rehearsal(b, root, bins, own.Addr, res.Versions.Commit, false)
+	res.Commands = append(res.Commands, res.Loadtest.Command)
+	res.SaleRehearsal = saleRehearsal(b, root, bins, own.Addr, res.Versions.Commit)
+	if res.SaleRehearsal != nil {
+		res.Commands = append(res.Commands, res.SaleRehearsal.Command)
 	}
-	_ = os.Remove(filepath.Join(ltDir, "vwr.log"))
-	res.Commands = append(res.Commands, "vwr "+strings.Join(args, " "))
 
 	res.Recovery = recoveryRuns(b, root, bins, own.Addr, res.Versions.Commit)
 	// A scheduled sale's close and draw at scale, in a process of its own.
@@ -237,6 +251,80 @@ func BenchmarkSuite(b *testing.B) {
 	res.Tier2Scale.After = &after
 	res.Commands = append(res.Commands, "go test -run '^$' -bench '^BenchmarkTier2Scale$' -benchtime 1x ./bench/   # inside BenchmarkSuite")
 	writeResults(b, root, res)
+}
+
+// rehearsal is the 10,000-visitor rehearsal: Tier 1 releases 400/s while
+// Tier 2 drains 1,000 per 5 s dwell, so a Tier 2 line forms and both tiers'
+// wait estimates are put to the test. alone: it runs apart from the rest of
+// the suite, so it says when and at what load.
+func rehearsal(b *testing.B, root, bins, redisAddr, commit string, alone bool) LoadtestSummary {
+	args := []string{"loadtest", "-visitors", strconv.Itoa(*benchVisitors), "-rate", "500", "-threshold", "1000", "-dwell", "5s", "-shards", "4", "-batch", "400", "-out", "bench/loadtest", "-quiet"}
+	l := runRehearsal(b, root, bins, redisAddr, commit, args, "bench/loadtest")
+	if !alone {
+		l.MeasuredAt, l.Commit, l.LoadAverage = "", "", 0
+	}
+	b.Logf("rehearsal: %+v", l)
+	return l
+}
+
+// saleRehearsal is -bench.sale-visitors (100,000) arriving as a sale opens
+// — 1,500/s at first, falling by e every 67 s, so 59 % come within the
+// first minute and the rest in a tail — on 16 shards, with Tier 1 and Tier
+// 2 letting in 600/s: the Tier 1 line grows for a minute and waits reach
+// about a minute.
+func saleRehearsal(b *testing.B, root, bins, redisAddr, commit string) *LoadtestSummary {
+	if *benchSale <= 0 {
+		return nil
+	}
+	args := []string{"loadtest", "-visitors", strconv.Itoa(*benchSale), "-arrival", "sale", "-rate", "1500", "-threshold", "3000", "-dwell", "5s",
+		"-shards", "16", "-batch", "600", "-concurrency", "512", "-event", "sale", "-timeout", "40m", "-out", "bench/loadtest-sale", "-quiet"}
+	l := runRehearsal(b, root, bins, redisAddr, commit, args, "bench/loadtest-sale")
+	b.Logf("sale rehearsal: %+v", l)
+	return &l
+}
+
+// runRehearsal runs `vwr loadtest args` with Tier 2 on the suite's
+// redis-server and Tier 1 on one of its own (the embedded Redis cannot take
+// a sale's opening: connection pool timeouts at 1,500 enters/s), and sums
+// up its report in out (relative to root), saying when and at what load it
+// ran.
+func runRehearsal(b *testing.B, root, bins, redisAddr, commit string, args []string, out string) LoadtestSummary {
+	tier1 := testenv.NewOwnRedis(b)
+	at, load := time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine().LoadAverage
+	run(b, root, []string{"REDIS_URL=redis://" + redisAddr, "VWR_TIER1_REDIS_URL=redis://" + tier1.Addr}, append([]string{filepath.Join(bins, "vwr")}, args...)...)
+	dir := filepath.Join(root, filepath.FromSlash(out))
+	_ = os.Remove(filepath.Join(dir, "vwr.log"))
+	l := summarize(readReport(b, dir), "REDIS_URL=redis://127.0.0.1:PORT VWR_TIER1_REDIS_URL=redis://127.0.0.1:PORT2 vwr "+strings.Join(args, " "), out)
+	l.MeasuredAt, l.Commit, l.LoadAverage = at, commit, load
+	return l
+}
+
+// summarize is a rehearsal's report as LoadtestSummary.
+func summarize(rep loadtest.Report, command, plots string) LoadtestSummary {
+	w := rep.WaitEstimateError
+	l := LoadtestSummary{
+		Command: command, Arrival: rep.Visitors.Arrival, RatePerSecond: rep.Visitors.RatePerSecond, Plots: plots,
+		Visitors: rep.Visitors.Total, Admitted: rep.Visitors.Admitted, LostVisitors: rep.LostVisitors,
+		InversionsTier1: rep.Inversions.Tier1, InversionsTier2: rep.Inversions.Tier2, MaxActive: rep.MaxActive, Threshold: rep.Threshold,
+		OverAdmissions: rep.OverAdmissions, WaitErrorMedian: w.Median, WaitErrorP90: w.P90,
+		RequestsPerSecond: rep.ThroughputPerSecond.Requests, AdmissionsPerSecond: rep.ThroughputPerSecond.Admissions,
+		DurationSeconds: rep.Visitors.DurationSeconds, RedisCommandsPerRequest: rep.BackendOpsPerVisitor.RedisCommandsPerRequest,
+		RedisBytesPerWaiter: rep.RedisBytesPerWaiter, Tier2CheckP99Ms: rep.LatencyMs["tier2.check"].P99,
+		StepLateMsP99: rep.Visitors.StepLateMs.P99,
+	}
+	if w.Later != nil {
+		l.WaitErrorLaterMedian, l.WaitErrorLaterP90 = w.Later.Median, w.Later.P90
+	}
+	if t1 := w.Tier1; t1 != nil {
+		l.WaitErrorTier1Median, l.WaitErrorTier1P90 = t1.Median, t1.P90
+		if t1.Later != nil {
+			l.WaitErrorTier1LaterMedian, l.WaitErrorTier1LaterP90 = t1.Later.Median, t1.Later.P90
+		}
+		if t1.PeopleAhead != nil {
+			l.PeopleAheadWithinBound, l.PeopleAheadP90OfLine = t1.PeopleAhead.WithinBound, t1.PeopleAhead.P90OfLine
+		}
+	}
+	return l
 }
 
 // writeResults writes bench/results.json and BENCHMARKS.md's generated part.
@@ -636,15 +724,6 @@ func ceiling(raw float64) Ceiling {
 			"Raise batchSize × ticks per second only while that sum stays well under it.",
 			tier1.DefaultBatch, tick, released, poll, "1,000", queue.NextPoll(queue.StatusQueued, 5000), "1,000", thousands(load), raw/load),
 	}
-}
-
-// thousands writes a whole number with a comma every three digits.
-func thousands(x float64) string {
-	d := strconv.FormatInt(int64(x+0.5), 10)
-	for i := len(d) - 3; i > 0; i -= 3 {
-		d = d[:i] + "," + d[i:]
-	}
-	return d
 }
 
 func median(xs []float64) float64 {
