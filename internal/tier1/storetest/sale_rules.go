@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,6 +134,114 @@ func runSaleRules(t *testing.T, f Factory) {
 		}
 		if out, err := b.svc.Draw(b.ctx, b.event); err != nil || out != tier1.DrawCancelled {
 			t.Fatalf("Draw of a cancelled sale = %q, %v", out, err)
+		}
+	})
+
+	t.Run("no ticket is both answered and left out: arrivals racing the close", func(t *testing.T) {
+		t.Parallel()
+		store := f(t)
+		for round := range 3 {
+			b := newSaleOn(t, store)
+			var mu sync.Mutex
+			answered, refused := map[draw.Hash]string{}, map[draw.Hash]string{}
+			var started sync.WaitGroup
+			started.Add(8)
+			var closed atomic.Bool
+			var writers sync.WaitGroup
+			for w := range 8 {
+				writers.Add(1)
+				go func() {
+					defer writers.Done()
+					for i, after := 0, 0; ; i++ {
+						if closed.Load() {
+							if after++; after > 20 {
+								t.Errorf("round %d: writer %d still answered after the close returned", round, w)
+								return
+							}
+						}
+						rid := fmt.Sprintf("r%d-w%d-%d", round, w, i)
+						h := draw.TicketHash(rid, bytes.Repeat([]byte{byte(w)}, draw.NonceSize))
+						_, _, err := b.sales.AddTicket(b.ctx, tier1.NewTicket{EventID: b.event, RequestID: rid, Hash: h, Now: b.clk.Now(), TTL: time.Hour})
+						if i == 2 {
+							started.Done()
+						}
+						mu.Lock()
+						switch {
+						case err == nil:
+							answered[h] = rid
+						case errors.Is(err, tier1.ErrClosed):
+							refused[h] = rid
+						default:
+							t.Errorf("AddTicket racing the close: %v", err)
+						}
+						mu.Unlock()
+						if err != nil {
+							if i < 2 {
+								started.Done()
+							}
+							return
+						}
+					}
+				}()
+			}
+			// Two closers, once every writer is under way.
+			started.Wait()
+			var closers sync.WaitGroup
+			var firsts atomic.Int64
+			for range 2 {
+				closers.Add(1)
+				go func() {
+					defer closers.Done()
+					first, err := b.sales.CloseList(b.ctx, b.event, b.clk.Now)
+					if err != nil {
+						t.Errorf("CloseList: %v", err)
+					}
+					if first {
+						firsts.Add(1)
+					}
+				}()
+			}
+			closers.Wait()
+			closed.Store(true)
+			// The list is read as the closer reads it, at once, while
+			// writers are still in flight; then again once they are done:
+			// the two agree.
+			list := func() map[draw.Hash]bool {
+				got := map[draw.Hash]bool{}
+				if err := b.sales.EachTicketHash(b.ctx, b.event, func(hs []draw.Hash) error {
+					for _, h := range hs {
+						got[h] = true
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			listed := list()
+			writers.Wait()
+			if again := list(); len(again) != len(listed) {
+				t.Errorf("round %d: the closed list read %d tickets during the writes and %d after", round, len(listed), len(again))
+			}
+			if firsts.Load() != 1 {
+				t.Errorf("round %d: %d closers were first, want 1", round, firsts.Load())
+			}
+			for h, rid := range answered {
+				if !listed[h] {
+					t.Errorf("round %d: ticket %s was answered to its visitor but is not in the closed list", round, rid)
+				}
+			}
+			for h, rid := range refused {
+				if listed[h] {
+					t.Errorf("round %d: ticket %s was refused (closed) but is in the list", round, rid)
+				}
+				if _, err := b.sales.Ticket(b.ctx, b.event, rid); !errors.Is(err, tier1.ErrNotFound) {
+					t.Errorf("round %d: refused ticket %s reads back: %v", round, rid, err)
+				}
+			}
+			if len(listed) != len(answered) || len(refused) != 8 {
+				t.Errorf("round %d: %d listed, %d answered, %d refused (want every writer refused once)", round, len(listed), len(answered), len(refused))
+			}
 		}
 	})
 
