@@ -125,8 +125,8 @@ type Observer interface {
 	// ScriptDone reports one store operation (one Lua script on Redis):
 	// name is check, touch, leave, set_threshold, stats, ranking,
 	// active_events, loads, lock, unlock, admit, retire, cleanup, ping,
-	// replay, logged, relog, epoch, ledger_append, ledger_read, put_epoch
-	// or sweep_due.
+	// replay, logged, relog, epoch, ledger_append, ledger_read, put_epoch,
+	// sweep_due or lease.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).

@@ -1073,3 +1073,42 @@ func TestOpenEventsKeepTheirEpochs(t *testing.T) {
 		t.Fatalf("%d epochs remembered, want the open event's 1", n)
 	}
 }
+
+// TestPeriodicPassesOncePerFleet: two instances' workers run side by side
+// on one store; one of them at a time makes the periodic admission pass
+// (a cluster-wide lease), so the fleet scans the listed events about once
+// per interval, not once per instance, and a freed slot is still refilled.
+func TestPeriodicPassesOncePerFleet(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
+	rec2 := &recorder{admitted: map[string]int{}, scripts: map[string]int{}}
+	svc2 := queue.New(b.store, b.keys, b.clk, rec2, queue.Config{Threshold: 1, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
+	svc2.SetObserver(observer{rec2})
+	b.slotFreedForB(t)
+
+	const every, span = 50 * time.Millisecond, 1500 * time.Millisecond
+	ctx, cancel := context.WithTimeout(b.ctx, span)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, svc := range []*queue.Service{b.svc, svc2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			queue.NewWorker(svc, queue.WorkerConfig{AdmissionInterval: every, StaleCleanupInterval: time.Hour}, nil).Run(ctx)
+		}()
+	}
+	wg.Wait()
+	scans := func(r *recorder) int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.scripts["loads"]
+	}
+	one, two := scans(b.rec), scans(rec2)
+	ticks := int(span / every)
+	if one+two > ticks*13/10 || one+two < ticks/3 {
+		t.Fatalf("the two workers scanned %d + %d times in %d intervals; want about one scan per interval in all", one, two, ticks)
+	}
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "b"}); err != nil || v.Status != queue.StatusActive {
+		t.Fatalf("b after the workers ran: %+v, %v; want let in", v, err)
+	}
+}

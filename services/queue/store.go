@@ -75,6 +75,9 @@ type Store interface {
 	// change already queued as it is, and lists the event so that an
 	// admission pass appends it. It returns how many entries it queued.
 	Relog(ctx context.Context, eventID string) (int, error)
+	// Lease takes duty's cluster-wide lease for owner, or renews it while
+	// owner holds it, for ttl: true when owner holds it afterwards.
+	Lease(ctx context.Context, duty, owner string, ttl time.Duration) (bool, error)
 	// SweepDue claims eventID's stale sweep for the interval every, for owner:
 	// true when no worker of any instance has swept (or begun to sweep) it in
 	// the last every, so that each line is swept once per interval

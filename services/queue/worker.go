@@ -66,6 +66,9 @@ type Worker struct {
 	svc *Service
 	cfg WorkerConfig
 	log *slog.Logger
+	// id names this worker in the cluster-wide leases of its periodic
+	// passes (Store.Lease).
+	id string
 	// soon are events whose loss this instance just found, or whose
 	// recovery window just ended: Run passes over them at once, so neither
 	// the ledger's replay nor the first admission after the window waits
@@ -85,7 +88,7 @@ func NewWorker(svc *Service, cfg WorkerConfig, log *slog.Logger) *Worker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log, soon: make(chan string, 64)}
+	w := &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log, soon: make(chan string, 64), id: token.NewTokenID()}
 	svc.onLoss = w.passNow
 	return w
 }
@@ -99,8 +102,28 @@ func (w *Worker) passNow(eventID string) {
 	}
 }
 
+// leaseSpan is how long a periodic pass's lease lasts, in intervals: its
+// holder renews it every interval, and another instance's worker takes the
+// duty over within this long of the holder stopping.
+const leaseSpan = 1.5
+
+// leads reports whether this worker holds duty's cluster-wide lease (taking
+// or renewing it), so that one worker of the whole fleet makes each
+// periodic pass, not one per instance. When the store cannot say, it leads:
+// a pass made twice costs work, never a promise.
+func (w *Worker) leads(ctx context.Context, duty string, every time.Duration) bool {
+	start := time.Now()
+	ok, err := w.svc.store.Lease(ctx, duty, w.id, time.Duration(float64(every)*leaseSpan))
+	w.svc.observe("lease", start, err)
+	return ok || err != nil
+}
+
 // Run admits every AdmissionInterval, cleans up every StaleCleanupInterval
-// and watches for losses every LossWatchInterval until ctx is done.
+// and watches for losses every LossWatchInterval until ctx is done. The
+// admission pass and the stale cleanup over every listed event are made by
+// one worker of the fleet at a time (leads); the others keep their own
+// books (unclaimed admissions, the ledger's relog), pass over the events a
+// loss or a recovery window sends them (soon), and watch for losses.
 func (w *Worker) Run(ctx context.Context) {
 	admit := time.NewTicker(w.cfg.AdmissionInterval)
 	defer admit.Stop()
@@ -121,10 +144,20 @@ func (w *Worker) Run(ctx context.Context) {
 				w.log.Warn("loss watch failed", "restored", n, "err", err)
 			}
 		case <-admit.C:
+			if !w.leads(ctx, "admit", w.cfg.AdmissionInterval) {
+				w.svc.unclaimed.sweep(w.svc.clk.Now())
+				if err := w.relog(ctx); err != nil && ctx.Err() == nil {
+					w.log.Error("relog failed", "err", err)
+				}
+				continue
+			}
 			if n, err := w.AdmitOnce(ctx); err != nil && ctx.Err() == nil {
 				w.log.Error("admission pass failed", "admitted", n, "err", err)
 			}
 		case <-cleanup.C:
+			if !w.leads(ctx, "cleanup", w.cfg.StaleCleanupInterval) {
+				continue
+			}
 			if n, err := w.CleanupOnce(ctx); err != nil && ctx.Err() == nil {
 				w.log.Error("stale cleanup failed", "removed", n, "err", err)
 			} else if n > 0 {

@@ -53,6 +53,10 @@ func (k keys) sweepDue(ev string) string { return k.tag(ev) + ":sweep-due" }
 // lock is the event's admission lock (STRING owner, PX LockTTL).
 func (k keys) lock(ev string) string { return k.prefix + "admission:lock:{" + ev + "}" }
 
+// lease is a cluster-wide duty's lease (STRING holder, PX): only workers
+// write it.
+func (k keys) lease(duty string) string { return k.prefix + "queue:lease:" + duty }
+
 // activeEvents is the global SET of events the worker visits.
 func (k keys) activeEvents() string { return k.prefix + "queue:active-events" }
 

@@ -37,6 +37,8 @@ var (
 	relogLua string
 	//go:embed relisted.lua
 	relistedLua string
+	//go:embed lease.lua
+	leaseLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
@@ -65,7 +67,9 @@ var (
 	releaseScript = redis.NewScript(releaseLua)
 	// relistedScript marks an event listed after a check's SADD.
 	relistedScript = redis.NewScript(relistedLua)
+	// leaseScript takes or renews a cluster-wide duty's lease.
+	leaseScript = redis.NewScript(leaseLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript, relistedScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript, relistedScript, leaseScript}

@@ -337,6 +337,15 @@ func wrapIf(op, ev string, err error) error {
 	return wrap(op, ev, err)
 }
 
+// Lease runs lease.lua on the duty's lease.
+func (s *Store) Lease(ctx context.Context, duty, owner string, ttl time.Duration) (bool, error) {
+	n, err := leaseScript.Run(ctx, s.rdb, []string{s.k.lease(duty)}, owner, msDur(ttl)).Int64()
+	if err != nil {
+		return false, wrap("lease", duty, err)
+	}
+	return n == 1, nil
+}
+
 // SweepDue is SET {E}:sweep-due owner NX PX every.
 func (s *Store) SweepDue(ctx context.Context, eventID, owner string, every time.Duration) (bool, error) {
 	ok, err := s.rdb.SetNX(ctx, s.k.sweepDue(eventID), owner, every).Result()
