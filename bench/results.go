@@ -122,12 +122,14 @@ type IdleLoad struct {
 	Seconds             float64 `json:"seconds"`
 	CommandsPerSecond   float64 `json:"idleCommandsPerSecond"`
 	RoundTripsPerSecond float64 `json:"roundTripsPerSecond"`
-	// CommandsPerPass is what one instance's admission pass sends, counted
-	// once the jobs stopped; ModelledCommandsPerSecond is that times the
-	// instances and the passes per second the default interval makes: what
-	// the fleet sends while idle where the machine keeps up.
+	// CommandsPerPass is what one admission pass sends, counted once the
+	// jobs stopped; ModelledCommandsPerSecond is that times the passes per
+	// second the fleet makes at the default interval (PassesPerInterval per
+	// interval: one per instance before the passes' lease, one per fleet
+	// since): what the fleet sends while idle where the machine keeps up.
 	CommandsPerPass           float64 `json:"commandsPerPass,omitempty"`
 	ModelledCommandsPerSecond float64 `json:"modelledCommandsPerSecond,omitempty"`
+	PassesPerInterval         int     `json:"passesPerInterval,omitempty"`
 }
 
 // RecoveryRun is one rehearsal with a loss of Tier 2's Redis, measured
@@ -510,11 +512,11 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 		}
 		return fmt.Sprintf("%.0f", m.Idle.CommandsPerPass)
 	})
-	row("idle: modelled commands/s (per pass × instances ÷ 1 s interval)", func(m *Tier2Scale) string {
+	row("idle: modelled commands/s (per pass × passes per 1 s interval)", func(m *Tier2Scale) string {
 		if m.Idle.ModelledCommandsPerSecond == 0 {
 			return "not measured"
 		}
-		return fmt.Sprintf("%.0f", m.Idle.ModelledCommandsPerSecond)
+		return fmt.Sprintf("%.0f (%d pass per interval)", m.Idle.ModelledCommandsPerSecond, m.Idle.PassesPerInterval)
 	})
 	for i, m := range runs {
 		if m != nil && len(m.PprofTop) > 0 {

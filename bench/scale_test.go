@@ -609,9 +609,12 @@ func measureIdle(tb testing.TB, n, instances int, d time.Duration) IdleLoad {
 	pass, _ := f.count.take()
 	perPass := float64(sum(pass))
 	every := queue.WorkerConfig{}.WithDefaults().AdmissionInterval.Seconds()
+	// The fleet's periodic pass is one worker's at a time (a lease).
+	const passes = 1
 	return IdleLoad{Events: n, Instances: instances, Seconds: round1(el),
 		CommandsPerSecond:         round1(float64(sum(sent)) / el),
 		RoundTripsPerSecond:       round1(float64(trips) / el),
 		CommandsPerPass:           perPass,
-		ModelledCommandsPerSecond: round1(perPass * float64(instances) / every)}
+		ModelledCommandsPerSecond: round1(perPass * passes / every),
+		PassesPerInterval:         passes}
 }
