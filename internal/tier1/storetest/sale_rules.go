@@ -245,6 +245,81 @@ func runSaleRules(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("no ticket is answered under a schedule that then moves: arrivals racing a reschedule", func(t *testing.T) {
+		t.Parallel()
+		store := f(t)
+		for round := range 3 {
+			b := newSaleOn(t, store)
+			first := b.doc(t)
+			type answer struct {
+				rid   string
+				opens time.Time
+				round uint64
+			}
+			var mu sync.Mutex
+			var answers []answer
+			var moved atomic.Int64
+			var wg sync.WaitGroup
+			// The operator moves the sale, again and again, until the store
+			// refuses because a ticket exists.
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 1; k <= 8; k++ {
+					err := b.sales.PutSchedule(b.ctx, tier1.Schedule{
+						EventID: b.event, OpensAt: b.opens.Add(time.Duration(k) * time.Minute), Round: first.ScheduledRound + uint64(20*k),
+						ChainHash: b.dc.Chain.Hash, Margin: first.Margin(), Now: b.clk.Now(),
+					})
+					if errors.Is(err, tier1.ErrTicketed) {
+						return
+					}
+					if err != nil {
+						t.Errorf("PutSchedule racing tickets: %v", err)
+						return
+					}
+					moved.Add(1)
+				}
+			}()
+			for w := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 5 {
+						rid := fmt.Sprintf("r%d-w%d-%d", round, w, i)
+						var tk tier1.Ticket
+						var err error
+						// A store may give up under a schedule that keeps
+						// moving (the visitor's retry): the same ticket again.
+						for try := 0; try < 5; try++ {
+							if tk, _, err = b.sales.AddTicket(b.ctx, tier1.NewTicket{EventID: b.event, RequestID: rid,
+								Hash: draw.TicketHash(rid, bytes.Repeat([]byte{byte(w)}, draw.NonceSize)), Now: b.clk.Now(), TTL: time.Hour}); err == nil {
+								break
+							}
+						}
+						if err != nil {
+							t.Errorf("AddTicket racing a reschedule: %v", err)
+							return
+						}
+						mu.Lock()
+						answers = append(answers, answer{rid, tk.OpensAt, tk.Round})
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			final := b.doc(t)
+			for _, a := range answers {
+				if !a.opens.Equal(final.OpensAt) || a.round != final.ScheduledRound {
+					t.Errorf("round %d: ticket %s was answered opening %v, round %d; the sale opens %v, round %d (after %d moves)",
+						round, a.rid, a.opens, a.round, final.OpensAt, final.ScheduledRound, moved.Load())
+				}
+			}
+			if len(answers) != 20 {
+				t.Errorf("round %d: %d tickets answered, want 20", round, len(answers))
+			}
+		}
+	})
+
 	t.Run("the advancer wakes at the opening to close the list", func(t *testing.T) {
 		t.Parallel()
 		store := f(t)
