@@ -312,8 +312,15 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 		return s.AssignWithNonce(ctx, a.EventID, a.IdempotencyKey, a.Nonce)
 	}
 	now := s.clk.Now()
-	if ev.Sale.Phase == SalePrequeue && now.Before(ev.Sale.OpensAt) && !now.Before(ev.Sale.PrequeueFrom) && a.Nonce == nil {
-		return AssignResult{}, ErrNonceRequired
+	if ev.Sale.Phase == SalePrequeue && now.Before(ev.Sale.OpensAt) {
+		// Refused before anything is spent or counted: nobody queues yet,
+		// or the ticket would have no nonce.
+		if now.Before(ev.Sale.PrequeueFrom) {
+			return AssignResult{}, ErrNotOpen
+		}
+		if a.Nonce == nil {
+			return AssignResult{}, ErrNonceRequired
+		}
 	}
 	count := s.cfg.Clients.Limit > 0 && a.HasClient
 	var claim *Solution

@@ -346,6 +346,34 @@ func runGuard(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("an arrival before the pre-queue opens spends nothing and is not counted", func(t *testing.T) {
+		t.Parallel()
+		b := setupDoor(t, f, 1)
+		from := Epoch.Add(2 * time.Minute) // within the challenge's lifetime
+		if _, err := b.svc.Schedule(b.ctx, b.event, Epoch.Add(time.Hour), from, tier1.WithPow(TestPow)); err != nil {
+			t.Fatalf("Schedule: %v", err)
+		}
+		me := tier1.Arrival{EventID: b.event, IdempotencyKey: "early", Nonce: []byte("0123456789abcdef"), Client: "198.51.100.9", HasClient: true}
+		ch, err := b.svc.Challenge(b.ctx, b.event) // the page may solve ahead (GET /vwr/challenge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		me.Altcha = Solve(t, ch)
+		for i := range 3 {
+			if _, err := b.svc.Enter(b.ctx, me); !errors.Is(err, tier1.ErrNotOpen) {
+				t.Fatalf("arrival %d before the pre-queue opens: %v, want ErrNotOpen", i, err)
+			}
+		}
+		if s, c := b.calls.spends.Load(), b.calls.counts.Load(); s != 0 || c != 0 {
+			t.Fatalf("arrivals refused as not open yet wrote %d spends and %d counts", s, c)
+		}
+		// Once it opens, the same solution takes its ticket, within the bound.
+		b.clk.Set(from)
+		if res, err := b.svc.Enter(b.ctx, me); err != nil || res.Phase != tier1.PhasePrequeue {
+			t.Fatalf("the same arrival once the pre-queue opens: %+v, %v", res, err)
+		}
+	})
+
 	t.Run("the per-client bound: 429 with the window's end, other clients and the next window unaffected", func(t *testing.T) {
 		t.Parallel()
 		b := setupDoor(t, f, 2)
