@@ -265,7 +265,10 @@ func NewClient(n int) *http.Client {
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        2 * n,
 		MaxIdleConnsPerHost: n,
-		IdleConnTimeout:     90 * time.Second,
+		// Below bin/queue's (and an ALB's default) 60 s idle timeout, so a
+		// POST never goes out on a connection the server is closing: Go does
+		// not retry those, and the run would count a transport error.
+		IdleConnTimeout: 30 * time.Second,
 	}
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
