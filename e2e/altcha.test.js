@@ -109,6 +109,17 @@ test('payAtTheDoor solves a refusal\'s challenge, keeps the solution, and re-sen
   assert.deepEqual(await payAtTheDoor(send, { ...opts, now: () => v.options.expires * 1000 + 1 }), { ok: 3 });
   assert.equal(sent[0], undefined, 'an expired solution must not be sent');
 
+  // A kept solution of an easier challenge (the operator raised pow, or
+  // activated the event after it was solved at the default) is dropped
+  // and the refusal's challenge solved: no dead end.
+  sent.length = 0;
+  progress.length = 0;
+  mem.set('vwr:pow:e', { header: 'a kept, too easy solution', expires: v.options.expires * 1000 });
+  answers = [refusal('pow_too_easy'), { ok: 4 }];
+  assert.deepEqual(await payAtTheDoor(send, opts), { ok: 4 });
+  assert.deepEqual(sent, ['a kept, too easy solution', v.payload]);
+  assert.equal(mem.get('vwr:pow:e').header, v.payload, 'the new solution is kept in its place');
+
   // Other errors pass through; refusals stop after three solves.
   answers = [Object.assign(new Error('503'), { body: { code: 'unavailable' } })];
   await assert.rejects(payAtTheDoor(send, opts), /503/);

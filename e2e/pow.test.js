@@ -75,6 +75,40 @@ test('the page\'s solver, in Chromium, finds every vector\'s number and builds i
   await p.context().close();
 });
 
+test('a solution kept from before the operator raised pow is refused as too easy; the page solves the new challenge and gets its place', async () => {
+  const ev = await powEvent(2000);
+  // The page solved (and kept) a challenge at the old difficulty.
+  const old = await api(vwr.base, 'GET', `/vwr-api/vwr/challenge/${ev}`);
+  assert.equal(old.status, 200, old.text);
+  const { payload, search, expiresAt } = await import('../static/vwr/pow.js');
+  const kept = { header: payload(old.body, search(old.body.challenge, old.body.salt, 0, old.body.maxnumber)), expires: expiresAt(old.body.salt) };
+  const raised = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/activate/${ev}`, { token: TIER1_ADMIN, body: { shards: 1, batchSize: 10, pow: 20000 } });
+  assert.equal(raised.status, 200, raised.text);
+  const p = await page();
+  await p.addInitScript(([k, v]) => { if (!localStorage.getItem(k)) localStorage.setItem(k, v); }, [`vwr:pow:${ev}`, JSON.stringify(kept)]);
+  const answers = [];
+  const codes = [];
+  p.on('response', async (r) => {
+    if (!r.url().includes('/vwr-api/vwr/assign/')) return;
+    answers.push(r.status());
+    if (r.status() >= 400) codes.push((await r.json()).code);
+  });
+  const sent = [];
+  p.on('request', (r) => {
+    if (r.url().includes('/vwr-api/vwr/assign/')) sent.push(r.headers().altcha || '');
+  });
+  await p.goto(`${vwr.base}/vwr/?event=${ev}`);
+  await waitStage(p, 'waiting');
+  assert.equal(await p.getByTestId('position').textContent(), '1');
+  assert.deepEqual(answers, [428, 201], 'the kept solution is refused once, the new one takes the place');
+  assert.deepEqual(codes, ['pow_too_easy']);
+  assert.equal(sent[0], kept.header, 'the page sent its kept solution first');
+  assert.notEqual(sent[1], kept.header);
+  const st = await api(vwr.base, 'GET', `/vwr-api/vwr/admin/status/${ev}`, { token: TIER1_ADMIN });
+  assert.equal(st.body.assigned, 1);
+  await p.context().close();
+});
+
 test('a visitor of a proof-of-work event gets a place with no step but the progress line; a reload keeps it without solving again', async () => {
   const ev = await powEvent(200000);
   const p = await page();

@@ -9,7 +9,10 @@
 //     anything;
 //   - the salt carries parameters after a '?' ("…?event=E&expires=T&"),
 //     bound by the hash, and always ends in '&' so that no number can be
-//     read as part of a parameter;
+//     read as part of a parameter; a maxnumber parameter binds the
+//     challenge's difficulty into the signed part, so that a verifier can
+//     tell a solution of an easier challenge from one of the challenge it
+//     issues now (the JSON field maxnumber is not signed);
 //   - the client searches 0, 1, 2, … for the number and sends back the
 //     base64 JSON payload {algorithm, challenge, number, salt, signature}.
 //
@@ -46,6 +49,9 @@ const (
 	// MaxNumber is the largest maxnumber (and number) accepted: far above
 	// any challenge a person could solve, and an exact JavaScript integer.
 	MaxNumber = 1 << 40
+	// ParamMaxNumber is the salt parameter that carries the challenge's
+	// maxnumber (Options.Params, Verified.MaxNumber).
+	ParamMaxNumber = "maxnumber"
 	// DefaultSaltBytes is the random part of a salt when the caller gives
 	// none (altcha-lib's default, 12 bytes as 24 hex digits).
 	DefaultSaltBytes = 12
@@ -92,7 +98,8 @@ type Options struct {
 	// Number is the secret; ≤ 0 draws it uniformly from [1, MaxNumber].
 	Number int64
 	// Params go into the salt after '?', in order; Expires, when set, is
-	// appended as expires=<unix seconds>.
+	// appended as expires=<unix seconds>. A ParamMaxNumber parameter must
+	// equal MaxNumber.
 	Params  []Param
 	Expires time.Time
 }
@@ -101,6 +108,11 @@ type Options struct {
 func Create(key []byte, o Options) (Challenge, error) {
 	if o.MaxNumber < 1 || o.MaxNumber > MaxNumber {
 		return Challenge{}, fmt.Errorf("altcha: maxnumber %d not in [1, %d]", o.MaxNumber, int64(MaxNumber))
+	}
+	for _, p := range o.Params {
+		if p.Key == ParamMaxNumber && p.Value != strconv.FormatInt(o.MaxNumber, 10) {
+			return Challenge{}, fmt.Errorf("altcha: salt parameter maxnumber=%s is not the challenge's maxnumber %d", p.Value, o.MaxNumber)
+		}
 	}
 	salt := o.Salt
 	if salt == "" {
@@ -241,6 +253,9 @@ type Verified struct {
 	Params url.Values
 	// Expires is the salt's expires parameter; zero when it has none.
 	Expires time.Time
+	// MaxNumber is the salt's maxnumber parameter: the difficulty the
+	// signer bound into the challenge; zero when it has none.
+	MaxNumber int64
 }
 
 // Verify checks p against keys (any of them may have signed: a rotation
@@ -267,13 +282,25 @@ func Verify(p Payload, keys [][]byte, now time.Time) (Verified, error) {
 		}
 		v.Expires = time.Unix(sec, 0).UTC()
 	}
+	if m, ok := params[ParamMaxNumber]; ok {
+		if len(m) != 1 {
+			return Verified{}, fmt.Errorf("%w: maxnumber given twice", ErrMalformed)
+		}
+		n, err := strconv.ParseInt(m[0], 10, 64)
+		if err != nil || n < 1 || n > MaxNumber || m[0] != strconv.FormatInt(n, 10) {
+			return Verified{}, fmt.Errorf("%w: maxnumber is not an integer in [1, %d]", ErrMalformed, int64(MaxNumber))
+		}
+		v.MaxNumber = n
+	}
 	if !signedByOneOf(keys, p.Challenge, p.Signature) {
 		return Verified{}, ErrSignature
 	}
 	if !v.Expires.IsZero() && !now.Before(v.Expires) {
 		return Verified{}, ErrExpired
 	}
-	if hashHex(p.Salt, p.Number) != p.Challenge {
+	// A number above the signed bound is no solution of the challenge
+	// issued, whatever it hashes to.
+	if (v.MaxNumber > 0 && p.Number > v.MaxNumber) || hashHex(p.Salt, p.Number) != p.Challenge {
 		return Verified{}, ErrSolution
 	}
 	return v, nil

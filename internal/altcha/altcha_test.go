@@ -47,6 +47,8 @@ func TestCreateRefuses(t *testing.T) {
 		{MaxNumber: MaxNumber + 1},
 		{MaxNumber: 10, Number: 11},
 		{MaxNumber: 10, Salt: strings.Repeat("a", MaxSaltLen)},
+		{MaxNumber: 10, Params: []Param{{ParamMaxNumber, "9"}}},
+		{MaxNumber: 10, Params: []Param{{ParamMaxNumber, "010"}}},
 	} {
 		if _, err := Create(testKey, o); err == nil {
 			t.Errorf("Create(%+v) accepted", o)
@@ -116,6 +118,58 @@ func TestVerify(t *testing.T) {
 				t.Errorf("verified %+v", v)
 			}
 		})
+	}
+}
+
+// signed makes the challenge a signer would for salt and number (Create
+// refuses salts that lie about their maxnumber; a forger does not ask it).
+func signed(key []byte, salt string, number int64) Payload {
+	ch := hashHex(salt, number)
+	return Payload{Algorithm: Algorithm, Challenge: ch, Number: number, Salt: salt, Signature: sign(key, ch)}
+}
+
+// TestVerifyMaxNumber: the difficulty a challenge was issued at travels in
+// its signed salt, and Verify reports it. The JSON maxnumber is unsigned:
+// a solution of an easy challenge cannot claim a harder one, and a number
+// above the signed bound is no solution of it.
+func TestVerifyMaxNumber(t *testing.T) {
+	t.Parallel()
+	exp := t0.Add(5 * time.Minute)
+	ch, err := Create(testKey, Options{MaxNumber: 1000, Number: 321, Params: []Param{{"event", "demo"}, {ParamMaxNumber, "1000"}}, Expires: exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(ch.Salt, "?event=demo&maxnumber=1000&expires=1795341900&") {
+		t.Fatalf("salt %q", ch.Salt)
+	}
+	v, err := Verify(ch.Payload(321), [][]byte{testKey}, t0)
+	if err != nil || v.MaxNumber != 1000 {
+		t.Fatalf("Verify: %+v, %v; want maxnumber 1000", v, err)
+	}
+	if v, err := Verify(tierOne(t, testKey, 5, 10, exp).Payload(5), [][]byte{testKey}, t0); err != nil || v.MaxNumber != 0 {
+		t.Fatalf("a salt without maxnumber: %+v, %v; want 0", v, err)
+	}
+	raised := ch.Payload(321)
+	raised.Salt = strings.Replace(raised.Salt, "maxnumber=1000", "maxnumber=9000", 1)
+	for name, c := range map[string]struct {
+		p    Payload
+		want error
+	}{
+		"maxnumber raised in the salt":  {raised, ErrSolution},
+		"number above the signed bound": {signed(testKey, "ab?maxnumber=5&", 7), ErrSolution},
+		"maxnumber given twice":         {signed(testKey, "ab?maxnumber=5&maxnumber=9&", 3), ErrMalformed},
+		"maxnumber zero":                {signed(testKey, "ab?maxnumber=0&", 0), ErrMalformed},
+		"maxnumber with a leading zero": {signed(testKey, "ab?maxnumber=05&", 3), ErrMalformed},
+		"maxnumber not a number":        {signed(testKey, "ab?maxnumber=lots&", 3), ErrMalformed},
+		"maxnumber above the limit":     {signed(testKey, "ab?maxnumber=1099511627777&", 3), ErrMalformed},
+		"maxnumber negative":            {signed(testKey, "ab?maxnumber=-5&", 3), ErrMalformed},
+	} {
+		if _, err := Verify(c.p, [][]byte{testKey}, t0); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+	if v, err := Verify(signed(testKey, "ab?maxnumber=5&", 5), [][]byte{testKey}, t0); err != nil || v.MaxNumber != 5 {
+		t.Fatalf("number at the signed bound: %+v, %v", v, err)
 	}
 }
 

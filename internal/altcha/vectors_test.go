@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -155,7 +156,7 @@ func writeVectors(t *testing.T) {
 		name string
 		o    vectorOptions
 	}{
-		{"go: event and expires, as Tier 1 issues them", vectorOptions{Salt: "5f0c1d2e3a4b5c6d7e8f9012", Number: 2718, MaxNumber: 4000, Params: [][2]string{{"event", "concert-2026"}}, Expires: far}},
+		{"go: event, maxnumber and expires, as Tier 1 issues them", vectorOptions{Salt: "5f0c1d2e3a4b5c6d7e8f9012", Number: 2718, MaxNumber: 4000, Params: [][2]string{{"event", "concert-2026"}, {ParamMaxNumber, "4000"}}, Expires: far}},
 		{"go: a salt whose parameters fill one whole SHA-256 block", vectorOptions{Salt: "00112233445566778899aabbccddeeff00112233", Number: 999, MaxNumber: 1000, Params: [][2]string{{"event", "e"}}, Expires: far}},
 		{"go: a long event id (two salt blocks before the number)", vectorOptions{Salt: "abcdefabcdefabcdefabcdef", Number: 1, MaxNumber: 2, Params: [][2]string{{"event", "E_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"}}, Expires: far}},
 		{"go: no parameters", vectorOptions{Salt: "0a0b0c", Number: 100, MaxNumber: 100}},
@@ -185,6 +186,9 @@ func writeVectors(t *testing.T) {
 	expired.Expires = 1700000000
 	expiredCh, _ := Create(key, expired.options())
 	unsuffixed, _ := Create(key, vectorOptions{Salt: "cafe", Number: 3, MaxNumber: 10}.options())
+	// Salts that lie about their maxnumber, which Create refuses to make.
+	lying, _ := Create(key, vectorOptions{Salt: "cafe?maxnumber=5", Number: 7, MaxNumber: 10}.options())
+	twice, _ := Create(key, vectorOptions{Salt: "cafe?maxnumber=10&maxnumber=5", Number: 3, MaxNumber: 10}.options())
 	f.Refused = []vectorRefuse{
 		{Name: "signed with another key", Payload: other.Payload(ok.Options.Number).Encode(), Want: "signature"},
 		{Name: "signature of another challenge", Payload: with(func(p *Payload) { p.Signature = keep[0].Want.Signature }), Want: "signature"},
@@ -205,6 +209,9 @@ func writeVectors(t *testing.T) {
 		{Name: "trailing data after the object", Payload: b64(`{"algorithm":"SHA-256","challenge":"` + good.Challenge + `","number":2718,"salt":"` + good.Salt + `","signature":"` + good.Signature + `"} {}`), Want: "malformed"},
 		{Name: "unpadded base64 (atob takes it)", Payload: trimPad(good.Encode()), Want: "malformed", LibAccepts: true},
 		{Name: "salt with a control character", Payload: with(func(p *Payload) { p.Salt = "ab\ncd&" }), Want: "malformed"},
+		{Name: "maxnumber raised in the signed salt", Payload: with(func(p *Payload) { p.Salt = strings.Replace(p.Salt, "maxnumber=4000", "maxnumber=8000", 1) }), Want: "solution"},
+		{Name: "number above the salt's maxnumber (altcha-lib does not read it)", Payload: lying.Payload(7).Encode(), Want: "solution", LibAccepts: true},
+		{Name: "maxnumber given twice (altcha-lib does not read it)", Payload: twice.Payload(3).Encode(), Want: "malformed", LibAccepts: true},
 	}
 	out, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {

@@ -31,6 +31,10 @@ var (
 	ErrPowInvalid = errors.New("tier1: proof of work invalid")
 	// ErrPowReplayed is a solution that was already spent.
 	ErrPowReplayed = errors.New("tier1: proof of work already spent")
+	// ErrPowTooEasy is a valid solution of a challenge issued at a lower
+	// difficulty than the event asks for now (the operator raised pow, or
+	// activated the event after the challenge was issued at the default).
+	ErrPowTooEasy = errors.New("tier1: proof of work easier than the event asks for")
 	// ErrTooManyArrivals is a client address over its bound (see RateError).
 	ErrTooManyArrivals = errors.New("tier1: too many arrivals from this client")
 )
@@ -38,7 +42,7 @@ var (
 // PowError is a refusal that hands the client a fresh challenge, so it can
 // solve it and come back without another round trip.
 type PowError struct {
-	Err       error // ErrPowRequired, ErrPowInvalid or ErrPowReplayed
+	Err       error // ErrPowRequired, ErrPowInvalid, ErrPowTooEasy or ErrPowReplayed
 	Challenge altcha.Challenge
 }
 
@@ -373,6 +377,12 @@ func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time,
 	if err != nil || v.Expires.IsZero() || v.Params.Get("event") != ev.ID || len(v.Params["event"]) != 1 {
 		return refuse(ErrPowInvalid)
 	}
+	// The difficulty the challenge was issued at is signed into its salt
+	// (a salt without one predates it): a solution of an easier challenge
+	// pays less than the event asks for now. Refused before it is spent.
+	if v.MaxNumber < maxNumberFor(ev.Pow) {
+		return refuse(ErrPowTooEasy)
+	}
 	gs, err := s.guardStore()
 	if err != nil {
 		return 0, Solution{}, err
@@ -458,12 +468,13 @@ func (s *Service) guardStore() (GuardStore, error) {
 // is uniform in [1, 2n] and the client counts from 0.
 func maxNumberFor(n int64) int64 { return 2 * n }
 
-// saltFor pads a salt's random part so that, once the event and a
-// ten-digit expiry follow it, the salt's last block leaves room for a
-// ten-digit number and SHA-256's padding: every number then costs the
-// solver one block after the salt's first ones.
-func saltFor(random, eventID string) string {
-	tailed := len(random) + len("?event=") + len(eventID) + len("&expires=") + 10 + len("&")
+// saltFor pads a salt's random part so that, once the event, the
+// maxnumber and a ten-digit expiry follow it, the salt's last block leaves
+// room for a ten-digit number and SHA-256's padding: every number then
+// costs the solver one block after the salt's first ones.
+func saltFor(random, eventID string, maxNumber int64) string {
+	tailed := len(random) + len("?event=") + len(eventID) + len("&"+altcha.ParamMaxNumber+"=") +
+		len(strconv.FormatInt(maxNumber, 10)) + len("&expires=") + 10 + len("&")
 	if r := tailed % 64; r > 64-9-10 {
 		random += strings.Repeat("0", 64-r)
 	}
@@ -480,9 +491,13 @@ func (s *Service) challenge(eventID string, pow int64, now time.Time) (altcha.Ch
 }
 
 func (s *Service) makeChallenge(eventID string, pow int64, random string, number int64, exp time.Time) (altcha.Challenge, error) {
+	mx := maxNumberFor(pow)
 	ch, err := altcha.Create(s.cfg.Pow.Keys[0], altcha.Options{
-		MaxNumber: maxNumberFor(pow), Number: number, Salt: saltFor(random, eventID),
-		Params: []altcha.Param{{Key: "event", Value: eventID}}, Expires: exp,
+		MaxNumber: mx, Number: number, Salt: saltFor(random, eventID, mx),
+		// The difficulty is signed with the challenge, so that a raise
+		// (or an activation) refuses solutions of easier challenges.
+		Params:  []altcha.Param{{Key: "event", Value: eventID}, {Key: altcha.ParamMaxNumber, Value: strconv.FormatInt(mx, 10)}},
+		Expires: exp,
 	})
 	if err != nil {
 		return altcha.Challenge{}, fmt.Errorf("tier1: challenge: %w", err)

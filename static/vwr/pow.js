@@ -193,7 +193,7 @@ export function solve(ch, onProgress = () => {}) {
 }
 
 /** POW_CODES are the refusals that carry a challenge to solve. */
-export const POW_CODES = new Set(['pow_required', 'pow_invalid', 'pow_replayed']);
+export const POW_CODES = new Set(['pow_required', 'pow_invalid', 'pow_too_easy', 'pow_replayed']);
 
 /**
  * payAtTheDoor sends an arrival with the solution kept in kv under key (if

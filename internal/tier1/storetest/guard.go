@@ -49,8 +49,8 @@ type doorBundle struct {
 }
 
 // setupDoor is setup with a known pow key and a per-client bound of limit
-// arrivals per 10 minutes (0: off).
-func setupDoor(t *testing.T, f Factory, limit int64) *doorBundle {
+// arrivals per 10 minutes (0: off); opts change the Service's config.
+func setupDoor(t *testing.T, f Factory, limit int64, opts ...func(*tier1.Config)) *doorBundle {
 	t.Helper()
 	clk := clock.NewManual(Epoch)
 	st := f(t)
@@ -60,6 +60,9 @@ func setupDoor(t *testing.T, f Factory, limit int64) *doorBundle {
 	c := cfg()
 	c.Pow.Keys = [][]byte{PowKey}
 	c.Clients = tier1.ClientBound{Limit: limit, Window: 10 * time.Minute}
+	for _, o := range opts {
+		o(&c)
+	}
 	b := &bundle{ctx: context.Background(), store: cs, clk: clk, keys: keys, svc: tier1.New(cs, keys, clk, c), event: testenv.UniqueID(t)}
 	return &doorBundle{bundle: b, calls: cs}
 }
@@ -313,6 +316,84 @@ func runGuard(t *testing.T, f Factory) {
 		}
 		if got := b.assigned(t); got != 0 || b.calls.spends.Load() != 0 {
 			t.Fatalf("refused solutions wrote: %d assigned, %d spends", got, b.calls.spends.Load())
+		}
+	})
+
+	t.Run("a solution of an easier challenge is refused once the operator raises pow, before it is spent", func(t *testing.T) {
+		t.Parallel()
+		b := setupDoor(t, f, 0)
+		if _, err := b.svc.Activate(b.ctx, b.event, 2, 5, tier1.WithPow(TestPow)); err != nil {
+			t.Fatal(err)
+		}
+		easy := b.fresh(t)
+		p, _ := altcha.Decode(easy)
+		if params, _ := altcha.SaltParams(p.Salt); params.Get(altcha.ParamMaxNumber) != "4000" {
+			t.Fatalf("salt %q: want the difficulty (maxnumber=4000) signed into it", p.Salt)
+		}
+		if _, err := b.svc.Activate(b.ctx, b.event, 2, 5, tier1.WithPow(2*TestPow)); err != nil {
+			t.Fatal(err)
+		}
+		b.clk.Advance(time.Minute) // well within the challenge's lifetime
+		var pe *tier1.PowError
+		_, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, IdempotencyKey: "k1", Altcha: easy})
+		if !errors.As(err, &pe) || !errors.Is(err, tier1.ErrPowTooEasy) || pe.Challenge.MaxNumber != 4*TestPow {
+			t.Fatalf("a solution issued at pow %d after the raise to %d: %v, want ErrPowTooEasy with a challenge at maxnumber %d", TestPow, 2*TestPow, err, 4*TestPow)
+		}
+		if got := b.assigned(t); got != 0 || b.calls.spends.Load() != 0 {
+			t.Fatalf("a too-easy solution wrote: %d assigned, %d spends", got, b.calls.spends.Load())
+		}
+		// Nor is it spent by the refusal: sent again, it is still too easy,
+		// not a replay.
+		if _, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, IdempotencyKey: "k1", Altcha: easy}); !errors.Is(err, tier1.ErrPowTooEasy) {
+			t.Fatalf("the same solution sent again: %v, want ErrPowTooEasy", err)
+		}
+		// The page solves the challenge the refusal carried, with the same key.
+		hard := Solve(t, pe.Challenge)
+		if res, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, IdempotencyKey: "k1", Altcha: hard}); err != nil || !res.Active || res.Position < 1 {
+			t.Fatalf("the new challenge's solution: %+v, %v", res, err)
+		}
+		// A harder solution than asked for pays enough: lowering pow keeps
+		// the challenges already out working.
+		_, err = b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event})
+		if !errors.As(err, &pe) {
+			t.Fatalf("no solution: %v", err)
+		}
+		harder := Solve(t, pe.Challenge)
+		if _, err := b.svc.Activate(b.ctx, b.event, 2, 5, tier1.WithPow(TestPow)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, Altcha: harder}); err != nil {
+			t.Fatalf("a solution harder than the event asks for: %v", err)
+		}
+		if got := b.assigned(t); got != 2 {
+			t.Fatalf("%d positions, want 2", got)
+		}
+	})
+
+	t.Run("a challenge issued at the default before activation pays only the default", func(t *testing.T) {
+		t.Parallel()
+		b := setupDoor(t, f, 0, func(c *tier1.Config) { c.Pow.Default = tier1.MinPow })
+		// The page fetches (and may solve) a challenge before the sale starts.
+		early, err := b.svc.Challenge(b.ctx, b.event)
+		if err != nil || early.MaxNumber != 2*tier1.MinPow {
+			t.Fatalf("challenge of an inactive event: %+v, %v; want the default", early, err)
+		}
+		cached, _, err := b.svc.WindowChallenge(b.ctx, b.event, []byte("a page's nonce"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.Activate(b.ctx, b.event, 2, 5, tier1.WithPow(TestPow)); err != nil {
+			t.Fatal(err)
+		}
+		for name, ch := range map[string]altcha.Challenge{"fresh": early, "cached per window": cached} {
+			_, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, Altcha: Solve(t, ch)})
+			var pe *tier1.PowError
+			if !errors.As(err, &pe) || !errors.Is(err, tier1.ErrPowTooEasy) || pe.Challenge.MaxNumber != 2*TestPow {
+				t.Errorf("%s challenge from before the activation: %v, want ErrPowTooEasy with the event's challenge", name, err)
+			}
+		}
+		if got := b.assigned(t); got != 0 || b.calls.spends.Load() != 0 {
+			t.Fatalf("too-easy solutions wrote: %d assigned, %d spends", got, b.calls.spends.Load())
 		}
 	})
 

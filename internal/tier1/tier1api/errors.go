@@ -67,6 +67,8 @@ func failure(err error) *jsonhttp.Error {
 		return &jsonhttp.Error{Status: http.StatusPreconditionRequired, Code: "pow_required", Message: "this event asks for a proof of work: solve the challenge and send it in the Altcha header"}
 	case errors.Is(err, tier1.ErrPowInvalid):
 		return &jsonhttp.Error{Status: http.StatusBadRequest, Code: "pow_invalid", Message: "the Altcha header is not a valid solution of an unexpired challenge for this event"}
+	case errors.Is(err, tier1.ErrPowTooEasy):
+		return &jsonhttp.Error{Status: http.StatusPreconditionRequired, Code: "pow_too_easy", Message: "this solution is of an easier challenge than the event asks for now: solve the new challenge"}
 	case errors.Is(err, tier1.ErrPowReplayed):
 		return &jsonhttp.Error{Status: http.StatusConflict, Code: "pow_replayed", Message: "this solution was already spent: solve the new challenge"}
 	case errors.Is(err, tier1.ErrTooManyArrivals):

@@ -494,6 +494,15 @@ func TestOpenAPIContract(t *testing.T) {
 		req := powEvent("assign.apigw.json")(t, b, ev)
 		return withHeader(req, "altcha", solvedFor(t, b, ev))
 	}
+	tooEasy := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
+		req := powEvent("assign.apigw.json")(t, b, ev)
+		h := solvedFor(t, b, ev)
+		// The operator raises pow after the page solved its challenge.
+		if _, err := b.svc.Activate(context.Background(), ev, 1, 10, tier1.WithPow(2*storetest.TestPow)); err != nil {
+			t.Fatal(err)
+		}
+		return withHeader(req, "altcha", h)
+	}
 	sameAddressAgain := func(t *testing.T, b *testBundle, ev string) events.APIGatewayV2HTTPRequest {
 		b.activate(t, ev, 1, 10)
 		req := at(t, "assign.apigw.json", ev)
@@ -528,6 +537,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{name: "assign with a solution", fn: assignFn, req: paid, status: 201},
 		{name: "assign with a garbled solution", fn: assignFn, req: powEvent("assign.apigw.json", header("altcha", "garbage")), status: 400, code: "pow_invalid", want: wantBodyHas("challenge", true)},
 		{name: "assign with a spent solution", fn: assignFn, req: spent, status: 409, code: "pow_replayed", want: wantBodyHas("challenge", true)},
+		{name: "assign with a solution from before a raise", fn: assignFn, req: tooEasy, status: 428, code: "pow_too_easy", want: wantBodyHas("challenge", true)},
 		{name: "assign over the client bound", on: boundedClients, fn: assignFn, req: sameAddressAgain, status: 429, code: "too_many_arrivals", want: wantHeader("Retry-After", "600")},
 		{name: "assign under the client bound", on: boundedClients, fn: assignFn, req: active("assign.apigw.json"), status: 201},
 
