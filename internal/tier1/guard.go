@@ -178,6 +178,8 @@ type Solution struct {
 	// Expires is the challenge's expiry: the record may go then.
 	Expires time.Time
 	Now     time.Time
+	// MaxNumber is the difficulty signed into the challenge (not stored).
+	MaxNumber int64
 }
 
 // ArrivalCount is one arrival to count against a client's bound.
@@ -307,13 +309,16 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 	if a.IdempotencyKey != "" && !ValidID(a.IdempotencyKey) {
 		return AssignResult{}, ErrInvalidIdempotencyKey
 	}
-	snap, err := s.snapshot(ctx, a.EventID)
+	// One read decides the arrival: whether it pays, at what difficulty,
+	// and what it gets. A second read could see an activation (or a raise)
+	// this one did not, and hand out a place nobody paid for.
+	r, err := s.read(ctx, a.EventID)
 	if err != nil {
 		return AssignResult{}, err
 	}
-	ev := snap.Event
-	if !snap.Found || !ev.Active {
-		return s.AssignWithNonce(ctx, a.EventID, a.IdempotencyKey, a.Nonce)
+	ev := r.Event
+	if !r.Found || !ev.Active {
+		return s.assign(ctx, r, a.EventID, a.IdempotencyKey, a.Nonce, 0)
 	}
 	now := s.clk.Now()
 	if ev.Sale.Phase == SalePrequeue && now.Before(ev.Sale.OpensAt) {
@@ -328,6 +333,7 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 	}
 	count := s.cfg.Clients.Limit > 0 && a.HasClient
 	var claim *Solution
+	var paid int64
 	if ev.Pow > 0 {
 		// A solution is spent unclaimed while its arrival has still to be
 		// counted: a retry is a replay until the count let it in, so
@@ -337,6 +343,7 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 		if err != nil {
 			return AssignResult{}, err
 		}
+		paid = sol.MaxNumber
 		// A retry of an arrival already counted is not counted again.
 		count = count && spend == SpendFirst
 		if count && sol.KeyHash != "" {
@@ -354,7 +361,26 @@ func (s *Service) Enter(ctx context.Context, a Arrival) (AssignResult, error) {
 			}
 		}
 	}
-	return s.AssignWithNonce(ctx, a.EventID, a.IdempotencyKey, a.Nonce)
+	return s.assign(ctx, r, a.EventID, a.IdempotencyKey, a.Nonce, paid)
+}
+
+// paidFor refuses an arrival that paid less (paid: the maxnumber of its
+// checked solution, 0 for none) than ev asks for, with a fresh challenge.
+// The door checks against the read it decided on; this catches a place
+// taken after a re-read that asks for more.
+func (s *Service) paidFor(ev Event, paid int64, now time.Time) error {
+	if ev.Pow <= 0 || paid >= maxNumberFor(ev.Pow) {
+		return nil
+	}
+	why := ErrPowTooEasy
+	if paid == 0 {
+		why = ErrPowRequired
+	}
+	ch, err := s.challenge(ev.ID, ev.Pow, now)
+	if err != nil {
+		return err
+	}
+	return &PowError{Err: why, Challenge: ch}
 }
 
 // spend checks the arrival's solution and records it as spent.
@@ -389,7 +415,7 @@ func (s *Service) spend(ctx context.Context, ev Event, a Arrival, now time.Time,
 	}
 	sol := Solution{
 		EventID: ev.ID, Challenge: p.Challenge, KeyHash: KeyHash(ev.ID, a.IdempotencyKey), Unclaimed: unclaimed,
-		Expires: v.Expires, Now: now,
+		Expires: v.Expires, Now: now, MaxNumber: v.MaxNumber,
 	}
 	spend, err := gs.SpendSolution(ctx, sol)
 	if err != nil {

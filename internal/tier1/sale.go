@@ -408,7 +408,7 @@ func (s *Service) SaleStatus(ctx context.Context, eventID string) (SaleStatus, e
 // prequeue answers an arrival at a scheduled event whose list is not
 // committed yet: a ticket before the opening; after it, the close (by the
 // first caller) and then an ordinary position.
-func (s *Service) prequeue(ctx context.Context, snap Snapshot, nonce []byte, idempotencyKey string) (AssignResult, error) {
+func (s *Service) prequeue(ctx context.Context, snap Snapshot, nonce []byte, idempotencyKey string, paid int64) (AssignResult, error) {
 	ss, err := s.sales()
 	if err != nil {
 		return AssignResult{}, err
@@ -448,17 +448,19 @@ func (s *Service) prequeue(ctx context.Context, snap Snapshot, nonce []byte, ide
 	if _, err := s.closeSale(ctx, eventID); err != nil {
 		return AssignResult{}, err
 	}
-	snap, err = s.fresh(ctx, eventID)
+	s.invalidate(eventID)
+	r, err := s.read(ctx, eventID)
 	if err != nil {
 		return AssignResult{}, err
 	}
-	switch snap.Event.Sale.Phase {
+	switch r.Event.Sale.Phase {
 	case SalePrequeue:
 		return AssignResult{}, ErrClosing
 	case SaleCancelled:
 		return AssignResult{}, ErrSaleCancelled
 	}
-	return s.AssignWithNonce(ctx, eventID, idempotencyKey, nonce)
+	// The position comes from this read, and pays what it asks.
+	return s.assign(ctx, r, eventID, idempotencyKey, nonce, paid)
 }
 
 func nextPrequeuePoll(left time.Duration) int {

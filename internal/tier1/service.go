@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"sync"
 	"time"
@@ -289,6 +290,18 @@ func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey s
 	if err != nil {
 		return AssignResult{}, err
 	}
+	return s.assign(ctx, r, eventID, idempotencyKey, nonce, noDoor)
+}
+
+// noDoor is what an arrival that did not come through the door (Enter)
+// paid: enough for any event.
+const noDoor = int64(math.MaxInt64)
+
+// assign hands out the pass, ticket or position that r, the one read the
+// arrival was decided on, says. paid is the maxnumber of the proof of work
+// the door checked (0: none); a write that must re-read the event refuses
+// the place when the event now asks for more.
+func (s *Service) assign(ctx context.Context, r reading, eventID, idempotencyKey string, nonce []byte, paid int64) (AssignResult, error) {
 	for attempt := 0; ; attempt++ {
 		snap := r.Snapshot
 		now := s.clk.Now()
@@ -300,9 +313,12 @@ func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey s
 			}
 			return AssignResult{Active: false, RequestID: rid, EventID: eventID, Position: now.UnixMilli(), Token: tok, ExpiresAt: exp}, nil
 		}
+		if err := s.paidFor(snap.Event, paid, now); err != nil {
+			return AssignResult{}, err
+		}
 		switch snap.Event.Sale.Phase {
 		case SalePrequeue:
-			return s.prequeue(ctx, snap, nonce, idempotencyKey)
+			return s.prequeue(ctx, snap, nonce, idempotencyKey, paid)
 		case SaleCancelled:
 			return AssignResult{}, ErrSaleCancelled
 		}

@@ -21,11 +21,22 @@ var PowKey = []byte("storetest-pow-key-0123456789abcdef")
 // TestPow is the suite's proof of work: small, so solving costs little.
 const TestPow = 2_000
 
-// countingStore counts the door's store calls, to show what a refusal costs.
+// countingStore counts the door's store calls, to show what a refusal costs;
+// afterSnapshot, when set, runs after each read of an event's snapshot (a
+// change landing just after a read).
 type countingStore struct {
 	tier1.Store
 	tier1.SaleStore
 	spends, counts, claims atomic.Int64
+	afterSnapshot          func(eventID string)
+}
+
+func (c *countingStore) Snapshot(ctx context.Context, eventID string) (tier1.Snapshot, error) {
+	snap, err := c.Store.Snapshot(ctx, eventID)
+	if c.afterSnapshot != nil {
+		c.afterSnapshot(eventID)
+	}
+	return snap, err
 }
 
 func (c *countingStore) SpendSolution(ctx context.Context, s tier1.Solution) (tier1.Spend, error) {
@@ -394,6 +405,74 @@ func runGuard(t *testing.T, f Factory) {
 		}
 		if got := b.assigned(t); got != 0 || b.calls.spends.Load() != 0 {
 			t.Fatalf("too-easy solutions wrote: %d assigned, %d spends", got, b.calls.spends.Load())
+		}
+	})
+
+	// The door decides from one read of the event: an activation (or a
+	// raise of pow) landing after that read, and seen by a later read
+	// once this instance's cached snapshot went stale, gives nobody a
+	// place they did not pay for.
+	changeAfterFirstRead := func(t *testing.T, b *doorBundle, change func(admin *tier1.Service)) {
+		t.Helper()
+		c := cfg()
+		c.Pow.Keys = [][]byte{PowKey}
+		admin := tier1.New(b.calls.Store, b.keys, b.clk, c) // another instance
+		var once sync.Once
+		b.calls.afterSnapshot = func(id string) {
+			if id == b.event {
+				once.Do(func() {
+					change(admin)
+					b.clk.Advance(2 * tier1.DefaultStatusCacheTTL)
+				})
+			}
+		}
+	}
+
+	t.Run("an arrival that read the event before its activation is not given an unpaid place", func(t *testing.T) {
+		t.Parallel()
+		b := setupDoor(t, f, 0)
+		changeAfterFirstRead(t, b, func(admin *tier1.Service) {
+			if _, err := admin.Activate(b.ctx, b.event, 1, 5, tier1.WithPow(TestPow)); err != nil {
+				t.Error(err)
+			}
+		})
+		res, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, IdempotencyKey: "early", Nonce: []byte("0123456789abcdef")})
+		if err == nil && res.Active {
+			t.Fatalf("an arrival without a solution got a place across the activation: %+v", res)
+		}
+		if err == nil && res.Token == "" {
+			t.Fatalf("pass-through without a pass: %+v", res)
+		}
+		if got := b.assigned(t); got != 0 {
+			t.Fatalf("%d positions handed out without a proof of work", got)
+		}
+		// The next arrival reads the active event, and pays.
+		if _, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, IdempotencyKey: "later"}); !errors.Is(err, tier1.ErrPowRequired) {
+			t.Fatalf("an arrival after the activation: %v, want ErrPowRequired", err)
+		}
+	})
+
+	t.Run("an arrival whose write must re-read the event pays what the re-read asks", func(t *testing.T) {
+		t.Parallel()
+		b := setupDoor(t, f, 0)
+		if _, err := b.svc.Activate(b.ctx, b.event, 1, 5); err != nil {
+			t.Fatal(err)
+		}
+		// Another instance re-activates with more shards (so this arrival's
+		// write conflicts and re-reads) and a proof of work.
+		changeAfterFirstRead(t, b, func(admin *tier1.Service) {
+			if _, err := admin.Activate(b.ctx, b.event, 2, 5, tier1.WithPow(TestPow)); err != nil {
+				t.Error(err)
+			}
+		})
+		b.clk.Advance(2 * tier1.DefaultStatusCacheTTL) // the next read goes to the store
+		_, err := b.svc.Enter(b.ctx, tier1.Arrival{EventID: b.event, IdempotencyKey: "racer"})
+		var pe *tier1.PowError
+		if !errors.As(err, &pe) || !errors.Is(err, tier1.ErrPowRequired) || pe.Challenge.MaxNumber != 2*TestPow {
+			t.Fatalf("an unpaid arrival whose write re-read an event now asking pow %d: %v, want ErrPowRequired with its challenge", TestPow, err)
+		}
+		if got := b.assigned(t); got != 0 {
+			t.Fatalf("%d positions handed out without a proof of work", got)
 		}
 	})
 
