@@ -278,7 +278,8 @@ func (s *Service) Assign(ctx context.Context, eventID, idempotencyKey string) (A
 
 // AssignWithNonce is Assign with the visitor's client nonce (16 bytes, or
 // nil), which a scheduled event's pre-queue needs: before the opening the
-// visitor gets a ticket (Phase PhasePrequeue) instead of a position.
+// visitor gets a ticket (Phase PhasePrequeue) instead of a position. It
+// asks for no proof of work: visitors come through the door (Enter).
 func (s *Service) AssignWithNonce(ctx context.Context, eventID, idempotencyKey string, nonce []byte) (AssignResult, error) {
 	if !ValidID(eventID) {
 		return AssignResult{}, ErrInvalidEvent
