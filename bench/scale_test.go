@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -210,15 +211,19 @@ type fleet struct {
 
 const scaleTier1Secret = "bench-tier1-secret-0123456789abcdef"
 
-func newFleet(tb testing.TB, n int, dial func() redis.UniversalClient) *fleet {
+func newFleet(tb testing.TB, n int, dial func() redis.UniversalClient, env ...string) *fleet {
 	tb.Helper()
 	crdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(tb), PoolSize: 64})
 	tb.Cleanup(func() { crdb.Close() })
 	f := &fleet{count: newCmdCounter(), cs: esredis.New(crdb, testenv.UniqueID(tb)+":"), prefix: testenv.UniqueID(tb) + ":"}
-	cfg, err := app.FromEnv(map[string]string{
+	vars := map[string]string{
 		"QUEUE_ENTRY_TOKEN_SECRET": token.RandomSecret(), "VWR_TIER1_TOKEN_KEYS": "t1:" + scaleTier1Secret,
 		"QUEUE_ADMIN_TOKEN": "bench", "QUEUE_SEEN_TTL_SECONDS": "3600",
-	})
+	}
+	for i := 0; i+1 < len(env); i += 2 {
+		vars[env[i]] = env[i+1]
+	}
+	cfg, err := app.FromEnv(vars)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -549,13 +554,15 @@ func measureClusterPoll(tb testing.TB) ClusterPoll {
 }
 
 // measureIdle configures n events, gives each one visitor holding a slot
-// (nobody waits anywhere), runs the instances' jobs and counts the
-// commands they send to the queue's Redis per second.
+// (nobody waits anywhere, and no slot frees while it measures: the idle
+// limit is the slot's length, 10 minutes), runs the instances' jobs until
+// their first passes have ranked and logged those direct admissions, and
+// counts the commands they send to the queue's Redis per second.
 func measureIdle(tb testing.TB, n, instances int, d time.Duration) IdleLoad {
 	own := testenv.NewOwnRedis(tb)
 	f := newFleet(tb, instances, func() redis.UniversalClient {
 		return redis.NewClient(&redis.Options{Addr: own.Addr, PoolSize: 64})
-	})
+	}, "QUEUE_ACTIVE_IDLE_SECONDS", "600")
 	ctx := context.Background()
 	evs := make([]string, n)
 	var wg sync.WaitGroup
@@ -594,17 +601,40 @@ func measureIdle(tb testing.TB, n, instances int, d time.Duration) IdleLoad {
 		tb.Fatal(err)
 	}
 	stop := f.runJobs()
-	time.Sleep(5 * time.Second) // the first passes add the direct admissions to the rankings
+	// The first passes add the direct admissions to the rankings and
+	// schedule each event's next visit (when its slot may free): wait
+	// until every event is scheduled and none is due.
+	admin := redis.NewClient(&redis.Options{Addr: own.Addr})
+	defer admin.Close()
+	visits := f.prefix + "queue:{schedule}:visits"
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(time.Second) {
+		all, err1 := admin.ZCard(ctx, visits).Result()
+		due, err2 := admin.ZCount(ctx, visits, "-inf", strconv.FormatInt(time.Now().UnixMilli(), 10)).Result()
+		if err := errors.Join(err1, err2); err != nil {
+			tb.Fatal(err)
+		}
+		if all == int64(n) && due == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("after 3 minutes %d of %d events are scheduled and %d due", all, n, due)
+		}
+	}
+	time.Sleep(2 * time.Second) // the last visits' own writes
 	f.count.take()
 	t0 := time.Now()
 	time.Sleep(d)
 	sent, trips := f.count.take()
 	el := time.Since(t0).Seconds()
 	stop()
-	// One admission pass of one instance, alone.
-	f.count.take()
-	if _, err := f.apps[0].Worker.AdmitOnce(ctx); err != nil {
-		tb.Fatal(err)
+	// One admission pass of one instance, alone: the second of two, since
+	// the first may read the listed events for the schedule's safety net
+	// (once per stale cleanup interval, counted in the idle rate above).
+	for range 2 {
+		f.count.take()
+		if _, err := f.apps[0].Worker.AdmitOnce(ctx); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	pass, _ := f.count.take()
 	perPass := float64(sum(pass))

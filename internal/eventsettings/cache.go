@@ -82,6 +82,16 @@ func (s *Cache) Events() []string {
 	return ids
 }
 
+// Range calls fn for every configured event, open or not, in no order,
+// under the cache's read lock (fn must not call back into the cache).
+func (s *Cache) Range(fn func(eventID string, es Settings)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for id, es := range s.byEvent {
+		fn(id, es)
+	}
+}
+
 // Loaded reports whether a refresh has succeeded at least once.
 func (s *Cache) Loaded() bool {
 	s.mu.RLock()

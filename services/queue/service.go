@@ -165,8 +165,8 @@ type Service struct {
 	// store: finding it gone is how a lost Redis is detected. The worker
 	// forgets events that are no longer listed (pruneEpochs).
 	epochs sync.Map // event id → epoch id
-	// unlisted counts, per remembered event, the admission passes in a row
-	// that found it missing from the active events.
+	// unlisted counts, per remembered event, the worker's readings of the
+	// active events in a row that found it missing.
 	unlistedMu sync.Mutex
 	unlisted   map[string]int
 	// unclaimed remembers whom this instance's worker let in until they
@@ -178,6 +178,35 @@ type Service struct {
 	// onLoss hears of each event whose loss this instance finds (the
 	// worker, which replays the ledger at once); nil: nobody.
 	onLoss func(eventID string)
+	// woken are the events where a request to this instance may have made
+	// work for the admission pass (a slot freed by a leave, a direct
+	// admission to rank and log, a threshold raised here): this
+	// instance's worker visits them at its next tick, so that no request
+	// writes a key outside its event's slot to ask for it.
+	wokenMu sync.Mutex
+	woken   map[string]bool
+}
+
+// wake has this instance's worker visit eventID at its next tick.
+func (s *Service) wake(eventID string) {
+	s.wokenMu.Lock()
+	if s.woken == nil {
+		s.woken = map[string]bool{}
+	}
+	s.woken[eventID] = true
+	s.wokenMu.Unlock()
+}
+
+// takeWoken returns the events woken since the last call and forgets them.
+func (s *Service) takeWoken() []string {
+	s.wokenMu.Lock()
+	defer s.wokenMu.Unlock()
+	evs := make([]string, 0, len(s.woken))
+	for ev := range s.woken {
+		evs = append(evs, ev)
+	}
+	clear(s.woken)
+	return evs
 }
 
 // New returns a Service. A nil Notifier or clock gets a no-op notifier or the
@@ -318,15 +347,16 @@ func (s *Service) sawEpoch(ctx context.Context, eventID string, e EpochState) []
 }
 
 // pruneEpochs forgets the epoch of every event missing from the active
-// events (listed) in two admission passes in a row, with no unclaimed
+// events (listed) at two of the worker's readings of them in a row (once
+// per stale cleanup interval: Worker.enlist), with no unclaimed
 // admissions here, whose durable settings hold that very epoch: knownEpoch
 // then answers the same from the settings, so forgetting loses nothing,
 // and a loss of the queue's Redis (which also empties the active events)
-// is found as before. Two passes, because a retire unlists an event for a
+// is found as before. Two readings, because a retire unlists an event for a
 // moment before putting it back. So the map follows the live events rather
 // than every event the process ever saw. Open events (no durable epoch)
 // keep theirs: there the map is the only memory of the epoch.
-func (s *Service) pruneEpochs(listed []EventLoad) {
+func (s *Service) pruneEpochs(listed []string) {
 	if s.settings == nil || s.ledger == nil {
 		return
 	}
@@ -336,8 +366,8 @@ func (s *Service) pruneEpochs(listed []EventLoad) {
 		s.unlisted = map[string]int{}
 	}
 	live := make(map[string]bool, len(listed))
-	for _, l := range listed {
-		live[l.EventID] = true
+	for _, ev := range listed {
+		live[ev] = true
 	}
 	held := map[string]bool{}
 	for _, ev := range s.unclaimed.eventIDs() {
@@ -461,6 +491,9 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 		start := time.Now()
 		snap, err := s.store.Check(ctx, in)
 		s.observe("check", start, err)
+		if snap.Activated || snap.Wake {
+			s.wake(eventID) // rank and log the admission, or schedule the event
+		}
 		restored := s.sawEpoch(ctx, eventID, snap.Epoch)
 		if err != nil {
 			if snap.Activated {
@@ -690,6 +723,9 @@ func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool
 	if err != nil {
 		return false, unavailable("leave", eventID, err)
 	}
+	if removed {
+		s.wake(eventID) // a slot may be free
+	}
 	if s.ledger != nil {
 		// The leave is durable before it is answered, so that no loss of
 		// the store can count this user's token back in. Should the write
@@ -723,6 +759,7 @@ func (s *Service) SetThreshold(ctx context.Context, eventID string, n int64) err
 	if err != nil {
 		return unavailable("set threshold", eventID, err)
 	}
+	s.wake(eventID)
 	return nil
 }
 

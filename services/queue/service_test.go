@@ -431,8 +431,11 @@ func TestStatsAndRanking(t *testing.T) {
 	b.check(t, "c", 3)
 	heard := b.clk.Now()
 	b.clk.Advance(20 * time.Second)
-	// The oldest heartbeat is what the last stale sweep kept, to its tick.
-	if n, err := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil).CleanupOnce(b.ctx); err != nil || n != 0 {
+	// The oldest heartbeat is what the last stale sweep kept, to its tick;
+	// the admission pass that finds the line schedules its sweep.
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.admitOnce(t, w, 0)
+	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 0 {
 		t.Fatalf("CleanupOnce = %d, %v", n, err)
 	}
 	st, err := b.svc.Stats(b.ctx, b.ev)
@@ -445,7 +448,6 @@ func TestStatsAndRanking(t *testing.T) {
 	if err := b.svc.SetThreshold(b.ctx, b.ev, 3); err != nil {
 		t.Fatal(err)
 	}
-	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 2 {
 		t.Fatalf("AdmitOnce = %d, %v", n, err)
 	}
@@ -627,13 +629,14 @@ func TestCleanupOncePerInterval(t *testing.T) {
 	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
 	b.check(t, "a", 1)
 	b.check(t, "silent", 2)
+	const every = 300 * time.Millisecond
+	w1 := queue.NewWorker(b.svc, queue.WorkerConfig{StaleCleanupInterval: every}, nil)
+	w2 := queue.NewWorker(b.svc, queue.WorkerConfig{StaleCleanupInterval: every}, nil) // another instance's
+	b.admitOnce(t, w1, 0)                                                              // finds the line: schedules its sweep
 	b.clk.Advance(2 * time.Minute)
 	if ok, err := b.store.Lock(b.ctx, b.ev, "an-admission-pass", queue.LockTTL); err != nil || !ok {
 		t.Fatalf("Lock: %v, %v", ok, err)
 	}
-	const every = 300 * time.Millisecond
-	w1 := queue.NewWorker(b.svc, queue.WorkerConfig{StaleCleanupInterval: every}, nil)
-	w2 := queue.NewWorker(b.svc, queue.WorkerConfig{StaleCleanupInterval: every}, nil) // another instance's
 	if n, err := w1.CleanupOnce(b.ctx); err != nil || n != 1 {
 		t.Fatalf("CleanupOnce under an admission lock = %d, %v; want the silent user", n, err)
 	}
@@ -666,6 +669,7 @@ func TestWorkerCleanupAndRetire(t *testing.T) {
 	}
 	b.clk.Advance(20 * time.Second)
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.admitOnce(t, w, 0) // finds the line: schedules its sweep
 	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 1 {
 		t.Fatalf("CleanupOnce = %d, %v; want the silent user", n, err)
 	}
@@ -1101,7 +1105,7 @@ func TestPeriodicPassesOncePerFleet(t *testing.T) {
 	scans := func(r *recorder) int {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		return r.scripts["loads"]
+		return r.scripts["due"]
 	}
 	one, two := scans(b.rec), scans(rec2)
 	ticks := int(span / every)

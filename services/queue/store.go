@@ -38,6 +38,26 @@ type Store interface {
 	// threshold override of many events at once (pipelined on Redis), so
 	// that the worker only visits events where there is work.
 	Loads(ctx context.Context, eventIDs []string, now time.Time) ([]EventLoad, error)
+	// Due lists the events whose visit by the admission pass is due at now
+	// (at most a page of them, the most overdue first): every event that
+	// may need one is scheduled (Schedule, Wake, and a check that lists an
+	// event or queues its first waiter), so the pass reads no event that
+	// has nothing to do.
+	Due(ctx context.Context, now time.Time) ([]string, error)
+	// Schedule sets the event's next visit to visit and, when sweep is not
+	// zero and the event has no stale sweep scheduled, its first sweep to
+	// sweep. A retire takes the event off both schedules.
+	Schedule(ctx context.Context, eventID string, visit, sweep time.Time) error
+	// Wake makes each event due for a visit at once (a visit due sooner
+	// stays).
+	Wake(ctx context.Context, eventIDs []string) error
+	// Enlist puts each of eventIDs not on the visit schedule on it, due at
+	// once, and returns how many it put there.
+	Enlist(ctx context.Context, eventIDs []string) (int, error)
+	// DueSweeps lists the events whose stale sweep is due at now (a page).
+	DueSweeps(ctx context.Context, now time.Time) ([]string, error)
+	// ScheduleSweep sets the event's next stale sweep to at.
+	ScheduleSweep(ctx context.Context, eventID string, at time.Time) error
 	// Lock takes the event's admission lock for owner unless someone holds it.
 	Lock(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error)
 	// Unlock releases the lock only if owner still holds it.
@@ -200,6 +220,11 @@ type Snapshot struct {
 	RateSince time.Time
 	ExpiresAt time.Time // the slot's end, when active
 	Epoch     EpochState
+	// Wake says the step may have made work for the admission pass that
+	// no schedule shows yet (Check only: it queued the first waiter of an
+	// empty line, or listed the event again): the caller has its worker
+	// visit the event (Service.wake).
+	Wake bool
 	// Done is set for a user served before who holds no slot now (a Done*
 	// constant): with Status StatusDone from Check (a pass), or an empty
 	// Status from Touch.
@@ -267,8 +292,12 @@ type AdmitResult struct {
 	Admitted []string // user ids, in line order
 	// Header lists those of Admitted named by a trusted header rather than
 	// a Tier 1 pass (usually none).
-	Header      []string
-	ExpiresAt   time.Time
+	Header    []string
+	ExpiresAt time.Time
+	// NextFree is the earliest a slot frees by time after the pass (zero
+	// when nobody is active): the pass's next visit is due then at the
+	// latest, as leaves, joins and threshold changes wake it sooner.
+	NextFree    time.Time
 	QueueSize   int64 // after the pass
 	ActiveCount int64 // after the pass
 	Epoch       EpochState

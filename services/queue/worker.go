@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vwr-go/vwr/internal/eventsettings"
 	"github.com/vwr-go/vwr/internal/token"
 )
 
@@ -80,7 +81,22 @@ type Worker struct {
 	// worker has queued again (relog).
 	relogMu  sync.Mutex
 	relogged int
+	// thMu guards thresholds, the configured events' thresholds as the
+	// last pass saw them: a raised one wakes its event (wakeRaised).
+	thMu       sync.Mutex
+	thresholds map[string]int64
+	// enlistMu guards enlisted, when this worker last put the listed
+	// events missing from the visit schedule on it (enlist).
+	enlistMu sync.Mutex
+	enlisted time.Time
 }
+
+// MaxVisitGap is the longest the admission pass leaves a listed event in
+// which nobody holds a slot unvisited when nothing wakes it sooner (an
+// event with a line but no threshold, say); where someone holds one, the
+// first slot to free by time is the next visit. Leaves, lines forming and
+// raised thresholds wake an event sooner.
+const MaxVisitGap = 5 * time.Minute
 
 // NewWorker returns a worker over svc's store and configuration. A nil logger
 // discards.
@@ -145,9 +161,8 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 		case <-admit.C:
 			if !w.leads(ctx, "admit", w.cfg.AdmissionInterval) {
-				w.svc.unclaimed.sweep(w.svc.clk.Now())
-				if err := w.relog(ctx); err != nil && ctx.Err() == nil {
-					w.log.Error("relog failed", "err", err)
+				if n, err := w.visitWoken(ctx); err != nil && ctx.Err() == nil {
+					w.log.Error("admission pass over woken events failed", "admitted", n, "err", err)
 				}
 				continue
 			}
@@ -190,45 +205,125 @@ func (w *Worker) WatchLossesOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (w *Worker) activeEvents(ctx context.Context) ([]string, error) {
-	start := time.Now()
-	events, err := w.svc.store.ActiveEvents(ctx)
-	w.svc.observe("active_events", start, err)
-	if err != nil {
-		return nil, unavailable("active events", "", err)
-	}
-	return events, nil
+// visitWoken is the tick of a worker that does not lead the periodic
+// pass: its own books, then the events woken on this instance (a leave, a
+// direct admission, a raised threshold).
+func (w *Worker) visitWoken(ctx context.Context) (int, error) {
+	w.svc.unclaimed.sweep(w.svc.clk.Now())
+	relogErr := w.relog(ctx)
+	wakeErr := w.wakeRaised(ctx)
+	n, err := w.each(ctx, w.svc.takeWoken(), w.visit)
+	return n, errors.Join(relogErr, wakeErr, err)
 }
 
 // AdmitOnce makes one admission pass and returns how many users it let in.
-// It first reads every listed event's counters in a few pipelined round
-// trips (Store.Loads), then works, at most Parallelism at a time, only on
-// events with both waiting users and free slots, plus empty ones to retire
-// and those whose direct admissions wait to be added to the rankings or
-// whose served changes wait to be appended to the durable ledger.
-// An event with a full active set or an empty line costs nothing but its
-// share of the scan, so thousands of listed events do not delay a freed
-// slot. A failing event does not stop the others; their errors are joined.
+// It visits only the events that may have work: those the visit schedule
+// says are due (Store.Due: one read, whatever the number of listed events)
+// and those woken on this instance, at most Parallelism at a time. A
+// visit schedules the event's next one (admitPass), so an event with a
+// full active set or an empty line costs nothing until a slot may free,
+// someone leaves or joins its empty line, or its threshold is raised. A
+// failing event does not stop the others; their errors are joined.
 func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
-	w.svc.unclaimed.sweep(w.svc.clk.Now())
+	s := w.svc
+	s.unclaimed.sweep(s.clk.Now())
 	relogErr := w.relog(ctx)
-	loads, err := w.scan(ctx)
+	wakeErr := w.wakeRaised(ctx)
+	enlistErr := w.enlist(ctx, false)
+	start := time.Now()
+	due, err := s.store.Due(ctx, s.clk.Now())
+	s.observe("due", start, err)
 	if err != nil {
-		return 0, err
+		return 0, errors.Join(relogErr, wakeErr, enlistErr, unavailable("due", "", err))
 	}
-	w.svc.pruneEpochs(loads)
-	var work []string
-	for _, l := range loads {
-		th, known := w.thresholdOf(l)
-		switch {
-		case l.Queued == 0 && l.Active == 0:
-			work = append(work, l.EventID) // admit.lua drops expired actives, then retire
-		case known && l.Queued > 0 && l.Active < th, l.RankPending, l.LogPending, l.ReplayPending:
-			work = append(work, l.EventID)
+	work := s.takeWoken()
+	seen := make(map[string]bool, len(work)+len(due))
+	for _, ev := range work {
+		seen[ev] = true
+	}
+	for _, ev := range due {
+		// Nothing valid ever schedules an invalid id; skip rather than build keys from it.
+		if !seen[ev] && ValidID(ev) {
+			seen[ev] = true
+			work = append(work, ev)
 		}
 	}
-	n, err := w.each(ctx, work, w.admitEvent)
-	return n, errors.Join(relogErr, err)
+	n, err := w.each(ctx, work, w.visit)
+	return n, errors.Join(relogErr, wakeErr, enlistErr, err)
+}
+
+// enlist puts every listed event missing from the visit schedule on it,
+// due at once, at the first pass of this worker and then once per stale
+// cleanup interval (or now, with force), and forgets the epochs of events
+// no longer listed (Service.pruneEpochs). It costs one read of the listed
+// events and one write per 2,000 of them: the safety net for an event
+// listed but not scheduled (a write that failed, a store written before
+// the schedule existed), never the way work is found.
+func (w *Worker) enlist(ctx context.Context, force bool) error {
+	w.enlistMu.Lock()
+	defer w.enlistMu.Unlock()
+	if !force && !w.enlisted.IsZero() && time.Since(w.enlisted) < w.cfg.StaleCleanupInterval {
+		return nil
+	}
+	s := w.svc
+	start := time.Now()
+	events, err := s.store.ActiveEvents(ctx)
+	s.observe("active_events", start, err)
+	if err != nil {
+		return unavailable("active events", "", err)
+	}
+	valid := events[:0]
+	for _, ev := range events {
+		if ValidID(ev) {
+			valid = append(valid, ev)
+		}
+	}
+	start = time.Now()
+	n, err := s.store.Enlist(ctx, valid)
+	s.observe("enlist", start, err)
+	if err != nil {
+		return unavailable("enlist", "", err)
+	}
+	if n > 0 && !w.enlisted.IsZero() {
+		w.log.Warn("listed events were missing from the visit schedule; scheduled them", "events", n)
+	}
+	w.enlisted = time.Now()
+	s.pruneEpochs(valid)
+	return nil
+}
+
+// wakeRaised makes every configured event whose threshold rose since the
+// last pass due at once (one write for all of them): a raised threshold
+// frees slots without any request to the event.
+func (w *Worker) wakeRaised(ctx context.Context) error {
+	s := w.svc
+	if s.settings == nil || !s.settings.Loaded() {
+		return nil
+	}
+	w.thMu.Lock()
+	defer w.thMu.Unlock()
+	now := make(map[string]int64, len(w.thresholds))
+	var raised []string
+	s.settings.Range(func(ev string, es eventsettings.Settings) {
+		var th int64
+		if es.Open {
+			th = es.Threshold
+		}
+		if old, ok := w.thresholds[ev]; ok && th > old {
+			raised = append(raised, ev)
+		}
+		now[ev] = th
+	})
+	if len(raised) > 0 {
+		start := time.Now()
+		err := s.store.Wake(ctx, raised)
+		s.observe("wake", start, err)
+		if err != nil {
+			return unavailable("wake", "", err) // keep the old thresholds: the next pass tries again
+		}
+	}
+	w.thresholds = now
+	return nil
 }
 
 // relog queues every configured event's served record for the durable
@@ -270,47 +365,6 @@ func (w *Worker) relog(ctx context.Context) error {
 	return nil
 }
 
-// scan lists the active events and reads their counters.
-func (w *Worker) scan(ctx context.Context) ([]EventLoad, error) {
-	events, err := w.activeEvents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	valid := events[:0]
-	for _, ev := range events {
-		// Nothing valid ever lists an invalid id; skip rather than build keys from it.
-		if ValidID(ev) {
-			valid = append(valid, ev)
-		}
-	}
-	if len(valid) == 0 {
-		return nil, nil
-	}
-	s := w.svc
-	start := time.Now()
-	loads, err := s.store.Loads(ctx, valid, s.clk.Now())
-	s.observe("loads", start, err)
-	if err != nil {
-		return nil, unavailable("loads", "", err)
-	}
-	return loads, nil
-}
-
-// thresholdOf is the threshold the worker admits an event up to; known is
-// false for an event that is no longer configured (it is only retired once
-// empty, never admitted to).
-func (w *Worker) thresholdOf(l EventLoad) (int64, bool) {
-	s := w.svc
-	if s.settings == nil {
-		if l.Override > 0 {
-			return l.Override, true
-		}
-		return s.cfg.Threshold, true
-	}
-	th, _, err := s.threshold(l.EventID)
-	return th, err == nil
-}
-
 // each runs fn on every event, at most Parallelism at once, and sums what
 // it returns.
 func (w *Worker) each(ctx context.Context, events []string, fn func(context.Context, string) (int, error)) (int, error) {
@@ -343,18 +397,19 @@ func (w *Worker) each(ctx context.Context, events []string, fn func(context.Cont
 }
 
 // locked runs fn while holding eventID's admission lock and returns what fn
-// returns. When another worker holds the lock it skips the event: (0, nil).
-func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, error)) (int, error) {
+// returns. When another worker holds the lock it skips the event: (0,
+// false, nil).
+func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, error)) (int, bool, error) {
 	s := w.svc
 	owner := token.NewTokenID()
 	start := time.Now()
 	ok, err := s.store.Lock(ctx, eventID, owner, LockTTL)
 	s.observe("lock", start, err)
 	if err != nil {
-		return 0, unavailable("lock", eventID, err)
+		return 0, false, unavailable("lock", eventID, err)
 	}
 	if !ok {
-		return 0, nil // another worker is on it
+		return 0, false, nil // another worker is on it
 	}
 	defer func() {
 		// Release even when ctx was cancelled mid-pass, so the event is not
@@ -368,14 +423,33 @@ func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, err
 			w.log.Warn("admission unlock failed", "event", eventID, "err", err)
 		}
 	}()
-	return fn()
+	n, err := fn()
+	return n, true, err
 }
 
 func (w *Worker) admitEvent(ctx context.Context, eventID string) (int, error) {
+	n, _, err := w.tryAdmit(ctx, eventID)
+	return n, err
+}
+
+// tryAdmit is admitEvent; ran is false when another worker held the
+// event's lock.
+func (w *Worker) tryAdmit(ctx context.Context, eventID string) (n int, ran bool, err error) {
 	if !ValidID(eventID) {
-		return 0, nil
+		return 0, true, nil
 	}
 	return w.locked(ctx, eventID, func() (int, error) { return w.admitLocked(ctx, eventID) })
+}
+
+// visit is one admission pass over eventID. When another worker holds the
+// event's lock, its pass may have read the event before what woke it
+// here: the event stays woken for this worker's next tick.
+func (w *Worker) visit(ctx context.Context, eventID string) (int, error) {
+	n, ran, err := w.tryAdmit(ctx, eventID)
+	if !ran && err == nil {
+		w.svc.wake(eventID)
+	}
+	return n, err
 }
 
 // admitLocked is one admission pass over eventID, under its lock. When the
@@ -438,13 +512,48 @@ func (w *Worker) admitPass(ctx context.Context, eventID string) (int, bool, erro
 	s.obs.QueueDepth(eventID, res.QueueSize, res.ActiveCount)
 	if res.QueueSize == 0 && res.ActiveCount == 0 && !res.Replay {
 		start = time.Now()
-		_, err := s.store.Retire(ctx, eventID)
+		retired, err := s.store.Retire(ctx, eventID)
 		s.observe("retire", start, err)
 		if err != nil {
 			return n, false, unavailable("retire", eventID, err)
 		}
+		if retired {
+			return n, false, nil // off the schedules
+		}
+	}
+	// Still under the lock, so that schedules written by passes over one
+	// event land in the order the passes ran.
+	var sweep time.Time
+	if res.QueueSize > 0 {
+		sweep = now // the next cleanup tick sweeps a new line, then once per interval (NX: a scheduled sweep stays)
+	}
+	start = time.Now()
+	err = s.store.Schedule(ctx, eventID, w.nextVisit(now, th, res), sweep)
+	s.observe("schedule", start, err)
+	if err != nil {
+		return n, false, unavailable("schedule", eventID, err)
 	}
 	return n, res.Replay && s.ledger != nil, nil
+}
+
+// nextVisit is when the admission pass must visit an event again after a
+// pass that found res, with threshold th, at now, unless something wakes
+// it sooner: at once while people wait for free slots (a pass admits a
+// batch at most), when the recovery window ends, when the first slot
+// frees by time (at most a slot's length away), and MaxVisitGap later
+// when nobody holds a slot.
+func (w *Worker) nextVisit(now time.Time, th int64, res AdmitResult) time.Time {
+	next := now.Add(MaxVisitGap)
+	if !res.NextFree.IsZero() {
+		next = res.NextFree
+	}
+	switch {
+	case res.Replay, !res.Epoch.RecoveringUntil.After(now) && res.QueueSize > 0 && res.ActiveCount < th:
+		return now
+	case res.Epoch.RecoveringUntil.After(now) && res.Epoch.RecoveringUntil.Before(next):
+		return res.Epoch.RecoveringUntil
+	}
+	return next
 }
 
 // passAtWindowEnd has Run pass over eventID the moment its recovery window
@@ -546,26 +655,31 @@ func (w *Worker) replay(ctx context.Context, eventID, epoch string) error {
 const sweepMarkShare = 0.9
 
 // CleanupOnce removes, from every event with a line, queued users whose last
-// heartbeat is older than SeenTTL, and returns how many it removed. An
-// event is swept only when its due marker (Store.SweepDue) says no worker
-// of any instance swept it within the interval, so each line is swept
-// about once per interval cluster-wide. The sweep takes no admission lock:
-// each page is one atomic step that admissions may interleave with.
+// heartbeat is older than SeenTTL, and returns how many it removed. It
+// sweeps only the events whose sweep the sweep schedule says is due
+// (Store.DueSweeps; an admission pass that finds a line schedules its
+// first), each then again one interval later. An event is swept only when
+// its due marker (Store.SweepDue) says no worker of any instance swept it
+// within the interval, so each line is swept about once per interval
+// cluster-wide. The sweep takes no admission lock: each page is one atomic
+// step that admissions may interleave with.
 func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
-	loads, err := w.scan(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var work []string
-	for _, l := range loads {
-		if l.Queued > 0 {
-			work = append(work, l.EventID)
-		}
-	}
 	s := w.svc
 	now := s.clk.Now()
+	start := time.Now()
+	work, err := s.store.DueSweeps(ctx, now)
+	s.observe("due_sweeps", start, err)
+	if err != nil {
+		return 0, unavailable("due sweeps", "", err)
+	}
+	valid := work[:0]
+	for _, ev := range work {
+		if ValidID(ev) {
+			valid = append(valid, ev)
+		}
+	}
 	mark := time.Duration(float64(w.cfg.StaleCleanupInterval) * sweepMarkShare)
-	return w.each(ctx, work, func(ctx context.Context, ev string) (int, error) {
+	return w.each(ctx, valid, func(ctx context.Context, ev string) (int, error) {
 		start := time.Now()
 		due, err := s.store.SweepDue(ctx, ev, token.NewTokenID(), mark)
 		s.observe("sweep_due", start, err)
@@ -574,6 +688,12 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 		}
 		if !due {
 			return 0, nil // another worker swept it within the interval
+		}
+		start = time.Now()
+		err = s.store.ScheduleSweep(ctx, ev, now.Add(w.cfg.StaleCleanupInterval))
+		s.observe("schedule_sweep", start, err)
+		if err != nil {
+			return 0, unavailable("schedule sweep", ev, err)
 		}
 		start = time.Now()
 		n, err := s.store.CleanupStale(ctx, ev, now, s.cfg.SeenTTL)

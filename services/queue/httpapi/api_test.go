@@ -380,8 +380,13 @@ func TestAdminEndpoints(t *testing.T) {
 	}
 	heard := b.clk.Now()
 	b.clk.Advance(5 * time.Second)
-	// The oldest heartbeat is what the last stale sweep kept, to its tick.
-	if _, err := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil).CleanupOnce(context.Background()); err != nil {
+	// The oldest heartbeat is what the last stale sweep kept, to its tick;
+	// the admission pass that finds the line schedules its sweep.
+	sweeper := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	if _, err := sweeper.AdmitOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sweeper.CleanupOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	age := int64(b.clk.Now().Sub(heard.Truncate(queue.HeartbeatTick)) / time.Second)

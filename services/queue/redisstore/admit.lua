@@ -26,7 +26,9 @@
 -- while a replay is pending: changes made since the loss must outlive it.
 --
 -- Returns {slot end ms, queue size, active count, n, epoch id, recovering
--- until ms, replay pending (0|1), kinds (n characters, 'p' or 'h'), uid_1 …
+-- until ms, replay pending (0|1), next free-at ms (the earliest a slot
+-- frees by time: the worker's next visit, 0 when nobody is active), kinds
+-- (n characters, 'p' or 'h'), uid_1 …
 -- uid_n (line order), m, then m pairs of uid, served value (unlogged), then
 -- pairs of unix second, count from rank-pending}.
 local now = tonumber(ARGV[1])
@@ -55,7 +57,10 @@ if slots > 0 then
   end
 end
 
-local reply = {expires, redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2]), #admitted, eid, untl, replay, kinds}
+local next_free = 0
+local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if #head == 2 then next_free = tonumber(head[2]) end
+local reply = {expires, redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2]), #admitted, eid, untl, replay, next_free, kinds}
 for _, uid in ipairs(admitted) do reply[#reply + 1] = uid end
 local unlogged = {}
 if replay == 0 then unlogged = redis.call('HGETALL', KEYS[10]) end

@@ -57,7 +57,11 @@
 -- must SADD the event to the active set and then mark it listed with
 -- relisted.lua. Until then every check relists it itself, so none returns
 -- with its user in an unlisted event, and a listed event's check touches
--- nothing outside the event's slot.
+-- nothing outside the event's slot. A 14th field, 1 when this call queued
+-- the user into an empty line (the event's first waiter) and else 0, tells
+-- the caller to put the event on the worker's visit schedule: the only
+-- write outside the event's slot a join of a listed event makes, and only
+-- when the line forms.
 local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
@@ -75,7 +79,7 @@ end
 local eid, untl, replaying = epoch_of(KEYS[8], known, ARGV[9], now, tonumber(ARGV[10]), ledger)
 local recovering = now < untl
 
-local status, activated, rank, expires, done = 'queued', 0, 0, 0, ''
+local status, activated, rank, expires, done, first = 'queued', 0, 0, 0, '', 0
 local sc = redis.call('ZSCORE', KEYS[1], uid)
 if sc then
   heartbeat(KEYS[1], uid, tonumber(sc), now)
@@ -107,6 +111,7 @@ else
     activate(KEYS, uid, kind, now, expires, idle, ledger, retain)
     record_admission(KEYS[5], KEYS[6], uid, now, since)
   else
+    if redis.call('ZCARD', KEYS[1]) == 0 then first = 1 end
     redis.call('ZADD', KEYS[1], line_score(ARGV[2], now), uid)
     if kind == 'h' then redis.call('SADD', KEYS[11], uid) end
     rank = redis.call('ZRANK', KEYS[1], uid)
@@ -115,4 +120,6 @@ end
 
 local relist = redis.call('GET', KEYS[7]) or ''
 if relist == '' and redis.call('EXISTS', KEYS[12]) == 0 then relist = '+' end
-return view(status, activated, rank, KEYS, th, since, expires, relist, eid, untl, done)
+local reply = view(status, activated, rank, KEYS, th, since, expires, relist, eid, untl, done)
+reply[14] = first
+return reply

@@ -116,7 +116,7 @@ func (f *fixture) script(uid string, score int64) (queue.Snapshot, string) {
 	if err != nil {
 		f.t.Fatalf("check.lua(%s): %v", uid, err)
 	}
-	snap, relist, err := parseView(reply)
+	snap, relist, _, err := parseCheck(reply)
 	if err != nil {
 		f.t.Fatalf("check.lua(%s) reply: %v", uid, err)
 	}
@@ -159,7 +159,8 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		t.Parallel()
 		f := setup(t, newStore)
 		got := f.check("alice", 7, t0, 2)
-		want := queue.Snapshot{Status: queue.StatusActive, Activated: true, ActiveCount: 1, Threshold: 2, AdmittedLastMinute: 1, ExpiresAt: t0.Add(ttl)}
+		// The event's first check lists it: Wake asks the caller's worker to visit it.
+		want := queue.Snapshot{Status: queue.StatusActive, Activated: true, ActiveCount: 1, Threshold: 2, AdmittedLastMinute: 1, ExpiresAt: t0.Add(ttl), Wake: true}
 		if got != want {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}

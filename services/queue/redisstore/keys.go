@@ -57,6 +57,19 @@ func (k keys) lock(ev string) string { return k.prefix + "admission:lock:{" + ev
 // write it.
 func (k keys) lease(duty string) string { return k.prefix + "queue:lease:" + duty }
 
+// visits is the worker's schedule, ZSET event -> ms of its next visit:
+// written by the worker after each visit, and on the request path only by
+// a check that lists the event again or queues its first waiter. Every
+// listed event that may need an admission pass is on it, due no later than
+// the pass is needed; a retire takes it off. Both schedules share one hash
+// tag, so they live on one node.
+func (k keys) visits() string { return k.prefix + "queue:{schedule}:visits" }
+
+// sweeps is the stale sweep's schedule, ZSET event -> ms of its next sweep:
+// every event with a line is on it (the worker adds it after a visit that
+// finds a line); a retire takes it off.
+func (k keys) sweeps() string { return k.prefix + "queue:{schedule}:sweeps" }
+
 // activeEvents is the global SET of events the worker visits.
 func (k keys) activeEvents() string { return k.prefix + "queue:active-events" }
 

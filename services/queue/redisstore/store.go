@@ -118,10 +118,14 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
 	}
-	snap, relist, err := parseView(reply)
+	snap, relist, first, err := parseCheck(reply)
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
 	}
+	// An event listed again, or whose line just formed, may have work for
+	// the admission pass: the caller has it visited (no request writes the
+	// visit schedule, which lives outside the event's slot).
+	snap.Wake = first || relist != ""
 	if relist != "" {
 		// The script already ran: on error the snapshot says whom it let in.
 		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), in.EventID).Err(); err != nil {
@@ -132,6 +136,103 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 		}
 	}
 	return snap, nil
+}
+
+// wake makes each event due for a visit at once (score 0, whatever anyone's
+// clock says; ZADD LT, one command for any number of events).
+func (s *Store) wake(ctx context.Context, eventIDs []string) error {
+	if len(eventIDs) == 0 {
+		return nil
+	}
+	zs := make([]redis.Z, len(eventIDs))
+	for i, ev := range eventIDs {
+		zs[i] = redis.Z{Score: 0, Member: ev}
+	}
+	return s.rdb.ZAddLT(ctx, s.k.visits(), zs...).Err()
+}
+
+// Wake makes each event due for a visit at once.
+func (s *Store) Wake(ctx context.Context, eventIDs []string) error {
+	if err := s.wake(ctx, eventIDs); err != nil {
+		return wrap("wake", "", err)
+	}
+	return nil
+}
+
+// Enlist puts on the visit schedule, due at once, each of eventIDs that is
+// not on it (ZADD NX, one command per loadsChunk events), and returns how
+// many it put there: the worker's safety net for an event listed without
+// being scheduled (a failed write, or a store from before the schedule).
+func (s *Store) Enlist(ctx context.Context, eventIDs []string) (int, error) {
+	added := 0
+	for start := 0; start < len(eventIDs); start += loadsChunk {
+		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
+		zs := make([]redis.Z, len(chunk))
+		for i, ev := range chunk {
+			zs[i] = redis.Z{Score: 0, Member: ev}
+		}
+		n, err := s.rdb.ZAddNX(ctx, s.k.visits(), zs...).Result()
+		if err != nil {
+			return added, wrap("enlist", "", err)
+		}
+		added += int(n)
+	}
+	return added, nil
+}
+
+// visitsPage is the most due events one Due call returns.
+const visitsPage = 10000
+
+// Due lists the events whose visit is due at now (ZRANGEBYSCORE on the
+// schedule), the most overdue first, at most visitsPage of them.
+func (s *Store) Due(ctx context.Context, now time.Time) ([]string, error) {
+	evs, err := s.rdb.ZRangeByScore(ctx, s.k.visits(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms(now), 10), Count: visitsPage}).Result()
+	if err != nil {
+		return nil, wrap("due", "", err)
+	}
+	return evs, nil
+}
+
+// Schedule sets the event's next visit to visit and, when sweep is not
+// zero and the event has no stale sweep scheduled, its first sweep to
+// sweep: one pipeline.
+func (s *Store) Schedule(ctx context.Context, eventID string, visit, sweep time.Time) error {
+	pipe := s.rdb.Pipeline()
+	pipe.ZAdd(ctx, s.k.visits(), redis.Z{Score: float64(ms(visit)), Member: eventID})
+	if !sweep.IsZero() {
+		pipe.ZAddNX(ctx, s.k.sweeps(), redis.Z{Score: float64(ms(sweep)), Member: eventID})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return wrap("schedule", eventID, err)
+	}
+	return nil
+}
+
+// DueSweeps lists the events whose stale sweep is due at now, at most
+// visitsPage of them.
+func (s *Store) DueSweeps(ctx context.Context, now time.Time) ([]string, error) {
+	evs, err := s.rdb.ZRangeByScore(ctx, s.k.sweeps(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms(now), 10), Count: visitsPage}).Result()
+	if err != nil {
+		return nil, wrap("due sweeps", "", err)
+	}
+	return evs, nil
+}
+
+// ScheduleSweep sets the event's next stale sweep to at.
+func (s *Store) ScheduleSweep(ctx context.Context, eventID string, at time.Time) error {
+	if err := s.rdb.ZAdd(ctx, s.k.sweeps(), redis.Z{Score: float64(ms(at)), Member: eventID}).Err(); err != nil {
+		return wrap("schedule sweep", eventID, err)
+	}
+	return nil
+}
+
+// unschedule drops a retired event from the worker's schedules.
+func (s *Store) unschedule(ctx context.Context, eventID string) error {
+	pipe := s.rdb.Pipeline()
+	pipe.ZRem(ctx, s.k.visits(), eventID)
+	pipe.ZRem(ctx, s.k.sweeps(), eventID)
+	_, err := pipe.Exec(ctx)
+	return err
 }
 
 // checkArgs is check.lua's ARGV for in.
@@ -174,6 +275,10 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 // SetThreshold stores the per-event override.
 func (s *Store) SetThreshold(ctx context.Context, eventID string, n int64) error {
 	if err := s.rdb.Set(ctx, s.k.threshold(eventID), n, 0).Err(); err != nil {
+		return wrap("set threshold", eventID, err)
+	}
+	// A raised threshold frees slots: visit the event at once.
+	if err := s.wake(ctx, []string{eventID}); err != nil {
 		return wrap("set threshold", eventID, err)
 	}
 	return nil
@@ -311,22 +416,38 @@ func (s *Store) Retire(ctx context.Context, eventID string) (bool, error) {
 		// Unmarked: the next check lists it again, and the next pass retries.
 		return false, wrap("retire", eventID, err)
 	}
+	// Off the schedules before the recheck: a join since 'begin' is found
+	// by it and scheduled again below; a later one schedules the event
+	// itself (check: relist).
+	if err := s.unschedule(ctx, eventID); err != nil {
+		_ = s.readd(context.WithoutCancel(ctx), eventID)
+		return false, wrap("retire", eventID, err)
+	}
 	if s.afterSREM != nil {
 		s.afterSREM()
 	}
 	keep, err = retireScript.Run(ctx, s.rdb, keys, "recheck").Int64()
 	if err != nil {
 		// Unknown whether anyone is there: put it back, the next pass retries.
-		_ = s.rdb.SAdd(context.WithoutCancel(ctx), s.k.activeEvents(), eventID).Err()
+		_ = s.readd(context.WithoutCancel(ctx), eventID)
 		return false, wrap("retire", eventID, err)
 	}
 	if keep == 1 {
-		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), eventID).Err(); err != nil {
+		if err := s.readd(ctx, eventID); err != nil {
 			return false, wrap("retire re-add", eventID, err)
 		}
 		return false, nil
 	}
 	return true, nil
+}
+
+// readd puts an event a retire took off back into the active events and
+// on the worker's schedule, due at once.
+func (s *Store) readd(ctx context.Context, eventID string) error {
+	if err := s.rdb.SAdd(ctx, s.k.activeEvents(), eventID).Err(); err != nil {
+		return err
+	}
+	return s.wake(ctx, []string{eventID})
 }
 
 // wrapIf is wrap, or nil for a nil err.
@@ -489,7 +610,7 @@ func (s *Store) Relog(ctx context.Context, eventID string) (int, error) {
 		}
 	}
 	if total > 0 {
-		if err := s.rdb.SAdd(ctx, s.k.activeEvents(), eventID).Err(); err != nil {
+		if err := s.readd(ctx, eventID); err != nil {
 			return total, wrap("relog", eventID, err)
 		}
 	}
@@ -521,6 +642,20 @@ func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score i
 
 // hbTicks is lib.lua's HB_TICKS: a line score is base × hbTicks + tick.
 const hbTicks = 1024
+
+// parseCheck reads check.lua's reply: parseView's, and whether the call
+// queued the first waiter of an empty line (its 14th field).
+func parseCheck(r []any) (queue.Snapshot, string, bool, error) {
+	if len(r) != 14 {
+		return queue.Snapshot{}, "", false, fmt.Errorf("reply has %d fields, want 14", len(r))
+	}
+	first, err := asInt(r[13])
+	if err != nil {
+		return queue.Snapshot{}, "", false, err
+	}
+	snap, relist, err := parseView(r[:13])
+	return snap, relist, first == 1, err
+}
 
 // parseView reads the reply of check.lua and touch.lua: the snapshot and
 // the relist token ("" for none).
@@ -576,8 +711,8 @@ func parseView(r []any) (queue.Snapshot, string, error) {
 
 // parseAdmit reads the reply of admit.lua.
 func parseAdmit(r []any, now time.Time) (queue.AdmitResult, map[int64]int64, error) {
-	if len(r) < 9 {
-		return queue.AdmitResult{}, nil, fmt.Errorf("reply has %d fields, want at least 9", len(r))
+	if len(r) < 10 {
+		return queue.AdmitResult{}, nil, fmt.Errorf("reply has %d fields, want at least 10", len(r))
 	}
 	var head [4]int64
 	for i := range head {
@@ -591,16 +726,20 @@ func parseAdmit(r []any, now time.Time) (queue.AdmitResult, map[int64]int64, err
 	eid, ok1 := r[4].(string)
 	untl, err1 := asInt(r[5])
 	replay, err2 := asInt(r[6])
-	kinds, ok2 := r[7].(string)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || len(kinds) != n {
-		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit head %v", r[:8])
+	nextFree, err3 := asInt(r[7])
+	kinds, ok2 := r[8].(string)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || err3 != nil || len(kinds) != n {
+		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit head %v", r[:9])
 	}
-	rest := r[8:]
+	rest := r[9:]
 	if n+1 > len(rest) {
 		return queue.AdmitResult{}, nil, fmt.Errorf("malformed admit reply of %d fields", len(r))
 	}
 	res := queue.AdmitResult{ExpiresAt: clock.FromUnixMilli(head[0]), QueueSize: head[1], ActiveCount: head[2], Replay: replay == 1}
 	res.Epoch.ID = eid
+	if nextFree > 0 {
+		res.NextFree = clock.FromUnixMilli(nextFree)
+	}
 	if untl > ms(now) {
 		res.Epoch.RecoveringUntil = clock.FromUnixMilli(untl)
 	}
