@@ -236,9 +236,8 @@ func reportedActive(base, ev string) (int64, bool) {
 	return body.CurrentUsers, true
 }
 
-// admitPasses is how many admission passes (each begins with the pipelined
-// scan of the listed events) m has seen end
-// ("loads" store calls; the stale cleanup, which scans too, is hourly here).
+// admitPasses is how many admission passes (each begins with one read of
+// the visit schedule) m has seen end ("due" store calls).
 func admitPasses(t *testing.T, m *httpapi.Metrics) uint64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
