@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -104,5 +105,96 @@ func TestListedEventMissingFromTheScheduleIsVisited(t *testing.T) {
 	b.admitOnce(t, queue.NewWorker(svc2, queue.WorkerConfig{}, nil), 1)
 	if v := b.check(t, "b", 2); v.Status != queue.StatusActive {
 		t.Fatalf("b after the first pass: %+v", v)
+	}
+}
+
+// lineScores reads the raw line of the bundle's event (user → score).
+func (b *testBundle) lineScores(t *testing.T) map[string]float64 {
+	t.Helper()
+	keys, err := b.rdb.Keys(b.ctx, "*{"+b.ev+"}:queue").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("the line's key: %v, %v", keys, err)
+	}
+	zs, err := b.rdb.ZRangeWithScores(b.ctx, keys[0], 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, z := range zs {
+		out[z.Member.(string)] = z.Score
+	}
+	return out
+}
+
+// TestQueuedHeartbeatsWrittenInOneBatchPerEvent: with a worker, a queued
+// user's poll (check or status) writes no heartbeat itself; the worker's
+// next tick writes every heartbeat its instance heard in one call per
+// event, at the time each was heard; a stale sweep, which writes the batch
+// first, keeps everyone heard in time and drops only the silent; a batch
+// naming someone who left since puts nobody back in line.
+func TestQueuedHeartbeatsWrittenInOneBatchPerEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.check(t, "a", 1)
+	const n = 20
+	uid := func(i int) string { return fmt.Sprintf("u%02d", i) }
+	for i := range n {
+		b.check(t, uid(i), int64(2+i))
+	}
+	b.check(t, "silent", 100)
+	b.check(t, "leaver", 101)
+	b.admitOnce(t, w, 0) // writes the joins' batch (nothing moves) and schedules the sweep
+	b.clk.Advance(50 * time.Second)
+	before := b.lineScores(t)
+	for i := range n {
+		if i%2 == 0 {
+			b.check(t, uid(i), int64(2+i))
+		} else if _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: uid(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.check(t, "leaver", 101)
+	b.leave(t, "leaver")
+	if got := b.lineScores(t); len(got) != len(before)-1 {
+		t.Fatalf("line after the polls and a leave: %d, want %d", len(got), len(before)-1)
+	} else {
+		for u, sc := range got {
+			if sc != before[u] {
+				t.Fatalf("%s's poll wrote its heartbeat itself (%v → %v)", u, before[u], sc)
+			}
+		}
+	}
+	b.rec.mu.Lock()
+	beats := b.rec.scripts["beat"]
+	b.rec.mu.Unlock()
+	b.admitOnce(t, w, 0)
+	b.rec.mu.Lock()
+	calls := b.rec.scripts["beat"] - beats
+	b.rec.mu.Unlock()
+	if calls != 1 {
+		t.Fatalf("the tick wrote the batch in %d calls, want 1", calls)
+	}
+	after := b.lineScores(t)
+	if _, back := after["leaver"]; back {
+		t.Fatal("the batch put a leaver back in line")
+	}
+	for i := range n {
+		if after[uid(i)] == before[uid(i)] {
+			t.Fatalf("%s's heartbeat was not written by the batch", uid(i))
+		}
+	}
+	if after["silent"] != before["silent"] {
+		t.Fatal("silent's heartbeat moved without a poll")
+	}
+	// silent was last heard 70 s ago, everyone else 20 s ago.
+	b.clk.Advance(20 * time.Second)
+	if removed, err := w.CleanupOnce(b.ctx); err != nil || removed != 1 {
+		t.Fatalf("CleanupOnce = %d, %v; want silent alone", removed, err)
+	}
+	for i := range n {
+		if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: uid(i)}); err != nil || v.Status != queue.StatusQueued {
+			t.Fatalf("%s after the sweep: %+v, %v", uid(i), v, err)
+		}
 	}
 }

@@ -185,6 +185,70 @@ type Service struct {
 	// writes a key outside its event's slot to ask for it.
 	wokenMu sync.Mutex
 	woken   map[string]bool
+	// beats are the queued users this instance heard from since its
+	// worker's last tick, per event, with when (nil: each step writes its
+	// user's heartbeat itself; a worker turns batching on): the worker
+	// writes them in one call per event (Store.Beat) instead of one write
+	// per poll.
+	beatMu sync.Mutex
+	beats  map[string]map[string]time.Time
+}
+
+// batching reports whether queued users' heartbeats wait in this
+// instance's batch (a worker runs, which writes it).
+func (s *Service) batching() bool {
+	s.beatMu.Lock()
+	defer s.beatMu.Unlock()
+	return s.beats != nil
+}
+
+// batchBeats has queued users' heartbeats wait in this instance's batch,
+// which the worker writes (takeBeats) at every tick.
+func (s *Service) batchBeats() {
+	s.beatMu.Lock()
+	defer s.beatMu.Unlock()
+	if s.beats == nil {
+		s.beats = map[string]map[string]time.Time{}
+	}
+}
+
+// heard notes that a queued user was heard from at now, for the next batch.
+func (s *Service) heard(eventID, userID string, now time.Time) {
+	s.beatMu.Lock()
+	defer s.beatMu.Unlock()
+	if s.beats == nil {
+		return // the step itself wrote the heartbeat
+	}
+	users := s.beats[eventID]
+	if users == nil {
+		users = map[string]time.Time{}
+		s.beats[eventID] = users
+	}
+	if now.After(users[userID]) {
+		users[userID] = now
+	}
+}
+
+// takeBeats returns the batch and starts a new one.
+func (s *Service) takeBeats() map[string]map[string]time.Time {
+	s.beatMu.Lock()
+	defer s.beatMu.Unlock()
+	if len(s.beats) == 0 {
+		return nil
+	}
+	b := s.beats
+	s.beats = map[string]map[string]time.Time{}
+	return b
+}
+
+// putBackBeats returns a batch whose write failed, so the next tick tries
+// it again (a later heartbeat of the same user wins).
+func (s *Service) putBackBeats(b map[string]map[string]time.Time) {
+	for ev, users := range b {
+		for uid, at := range users {
+			s.heard(ev, uid, at)
+		}
+	}
 }
 
 // wake has this instance's worker visit eventID at its next tick.
@@ -485,6 +549,7 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 		Idle:             s.cfg.ActiveIdle,
 		Ledger:           s.ledger != nil,
 		Renewal:          renewal,
+		BatchBeat:        s.batching(),
 	}
 	for again := true; ; again = false {
 		in.Epoch = s.epochInput(eventID)
@@ -493,6 +558,9 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 		s.observe("check", start, err)
 		if snap.Activated || snap.Wake {
 			s.wake(eventID) // rank and log the admission, or schedule the event
+		}
+		if err == nil && snap.Status == StatusQueued {
+			s.heard(eventID, in.UserID, now)
 		}
 		restored := s.sawEpoch(ctx, eventID, snap.Epoch)
 		if err != nil {
@@ -535,10 +603,14 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	}
 	now := s.clk.Now()
 	start := time.Now()
-	snap, err := s.store.Touch(ctx, TouchInput{EventID: eventID, UserID: who.UserID, Now: now, DefaultThreshold: th, Idle: s.cfg.ActiveIdle, Ledger: s.ledger != nil})
+	snap, err := s.store.Touch(ctx, TouchInput{EventID: eventID, UserID: who.UserID, Now: now, DefaultThreshold: th, Idle: s.cfg.ActiveIdle, Ledger: s.ledger != nil,
+		BatchBeat: s.batching()})
 	s.observe("touch", start, err)
 	if err != nil {
 		return View{}, unavailable("touch", eventID, err)
+	}
+	if snap.Status == StatusQueued {
+		s.heard(eventID, who.UserID, now)
 	}
 	if restored := s.sawEpoch(ctx, eventID, snap.Epoch); snap.Status != StatusActive && wasRestored(restored, who.UserID) {
 		// Put back by the restore this very step set off: read again.

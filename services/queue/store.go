@@ -106,6 +106,10 @@ type Store interface {
 	// CleanupStale removes the queued users silent for at least seenTTL as of
 	// now, and notes the oldest heartbeat it kept (StoreStats.OldestHeartbeat).
 	CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error)
+	// Beat writes queued users' heartbeats in batches (event id → user id →
+	// when this instance last heard from them): a user no longer queued is
+	// skipped. One write per event, however many users.
+	Beat(ctx context.Context, beats map[string]map[string]time.Time) error
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 }
@@ -145,6 +149,9 @@ type CheckInput struct {
 	// Ledger says the durable ledger is on: served changes are queued for
 	// it (AdmitResult.Unlogged) and a loss awaits its replay.
 	Ledger bool
+	// BatchBeat says the caller batches queued users' heartbeats (Store.Beat):
+	// an already queued user's heartbeat is not written by this step.
+	BatchBeat bool
 	// Renewal is a status or heartbeat with a valid entry token from a user
 	// the store does not hold: counted back during a recovery window, else
 	// left out (Snapshot.Status "", with Done when served before). A
@@ -160,6 +167,7 @@ type TouchInput struct {
 	DefaultThreshold int64
 	Idle             time.Duration // as in CheckInput
 	Ledger           bool          // as in CheckInput: a slot the idle limit frees is noted for it
+	BatchBeat        bool          // as in CheckInput
 }
 
 // LeaveInput is one leave request.

@@ -106,7 +106,30 @@ func NewWorker(svc *Service, cfg WorkerConfig, log *slog.Logger) *Worker {
 	}
 	w := &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log, soon: make(chan string, 64), id: token.NewTokenID()}
 	svc.onLoss = w.passNow
+	svc.batchBeats()
 	return w
+}
+
+// flushBeats writes the queued users' heartbeats its instance heard since
+// the last tick: one call per event, in one pipeline (Store.Beat). A batch
+// that fails is kept for the next tick. Every worker flushes at each
+// admission tick, so a heartbeat reaches the store at most one admission
+// interval after the poll, and a sweep (which flushes first) never drops
+// anyone this instance heard from in time.
+func (w *Worker) flushBeats(ctx context.Context) error {
+	s := w.svc
+	b := s.takeBeats()
+	if len(b) == 0 {
+		return nil
+	}
+	start := time.Now()
+	err := s.store.Beat(ctx, b)
+	s.observe("beat", start, err)
+	if err != nil {
+		s.putBackBeats(b)
+		return unavailable("beat", "", err)
+	}
+	return nil
 }
 
 // passNow asks Run to pass over eventID now; it never blocks (a full
@@ -147,6 +170,12 @@ func (w *Worker) Run(ctx context.Context) {
 	defer cleanup.Stop()
 	watch := time.NewTicker(LossWatchInterval)
 	defer watch.Stop()
+	defer func() {
+		// Write what this instance heard before it stops.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = w.flushBeats(fctx)
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -210,10 +239,11 @@ func (w *Worker) WatchLossesOnce(ctx context.Context) (int, error) {
 // direct admission, a raised threshold).
 func (w *Worker) visitWoken(ctx context.Context) (int, error) {
 	w.svc.unclaimed.sweep(w.svc.clk.Now())
+	beatErr := w.flushBeats(ctx)
 	relogErr := w.relog(ctx)
 	wakeErr := w.wakeRaised(ctx)
 	n, err := w.each(ctx, w.svc.takeWoken(), w.visit)
-	return n, errors.Join(relogErr, wakeErr, err)
+	return n, errors.Join(beatErr, relogErr, wakeErr, err)
 }
 
 // AdmitOnce makes one admission pass and returns how many users it let in.
@@ -227,6 +257,7 @@ func (w *Worker) visitWoken(ctx context.Context) (int, error) {
 func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 	s := w.svc
 	s.unclaimed.sweep(s.clk.Now())
+	beatErr := w.flushBeats(ctx)
 	relogErr := w.relog(ctx)
 	wakeErr := w.wakeRaised(ctx)
 	enlistErr := w.enlist(ctx, false)
@@ -234,7 +265,7 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 	due, err := s.store.Due(ctx, s.clk.Now())
 	s.observe("due", start, err)
 	if err != nil {
-		return 0, errors.Join(relogErr, wakeErr, enlistErr, unavailable("due", "", err))
+		return 0, errors.Join(beatErr, relogErr, wakeErr, enlistErr, unavailable("due", "", err))
 	}
 	work := s.takeWoken()
 	seen := make(map[string]bool, len(work)+len(due))
@@ -249,7 +280,7 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 		}
 	}
 	n, err := w.each(ctx, work, w.visit)
-	return n, errors.Join(relogErr, wakeErr, enlistErr, err)
+	return n, errors.Join(beatErr, relogErr, wakeErr, enlistErr, err)
 }
 
 // enlist puts every listed event missing from the visit schedule on it,
@@ -665,6 +696,9 @@ const sweepMarkShare = 0.9
 // step that admissions may interleave with.
 func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 	s := w.svc
+	if err := w.flushBeats(ctx); err != nil {
+		return 0, err // sweeping now could drop someone only the batch says is alive
+	}
 	now := s.clk.Now()
 	start := time.Now()
 	work, err := s.store.DueSweeps(ctx, now)

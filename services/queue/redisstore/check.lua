@@ -30,6 +30,8 @@
 -- ARGV[13] -> idle limit ms: a holder who shows up no more frees the slot then
 -- ARGV[14] -> '1' with the durable ledger on: note changes in KEYS[10]
 -- ARGV[15] -> how long the served record outlives its last change, ms
+-- ARGV[17] -> '1': the caller batches queued users' heartbeats (beat.lua):
+--             an already queued user's heartbeat is not written here
 -- ARGV[16] -> '1' for a renewal (a status or heartbeat with an entry
 --             token): a holder is counted back as above, but nobody joins
 --             or is admitted; the reply's status is then ""
@@ -82,7 +84,7 @@ local recovering = now < untl
 local status, activated, rank, expires, done, first = 'queued', 0, 0, 0, '', 0
 local sc = redis.call('ZSCORE', KEYS[1], uid)
 if sc then
-  heartbeat(KEYS[1], uid, tonumber(sc), now)
+  if ARGV[17] ~= '1' then heartbeat(KEYS[1], uid, tonumber(sc), now) end
   rank = redis.call('ZRANK', KEYS[1], uid)
 else
   local exp = redis.call('ZSCORE', KEYS[2], uid)

@@ -155,6 +155,49 @@ func (f *fixture) zcard(key string) int64 {
 }
 
 func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
+	t.Run("a batch of heartbeats moves the ticks of those still queued and puts nobody back", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		f.check("holder", 1, t0, 1)
+		f.check("w1", 2, t0, 1)
+		f.check("w2", 3, t0, 1)
+		f.check("gone", 4, t0, 1)
+		f.leave("gone")
+		// A queued poll whose caller batches writes nothing.
+		later := t0.Add(time.Minute)
+		if _, err := f.s.Check(f.ctx, queue.CheckInput{EventID: f.ev, UserID: "w1", Score: 2, Now: later, ActiveTTL: ttl, DefaultThreshold: 1, BatchBeat: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: "w2", Now: later, DefaultThreshold: 1, BatchBeat: true}); err != nil {
+			t.Fatal(err)
+		}
+		score := func(uid string) (float64, bool) {
+			sc, err := f.s.rdb.ZScore(f.ctx, f.s.k.queue(f.ev), uid).Result()
+			return sc, err == nil
+		}
+		w1, _ := score("w1")
+		w2, _ := score("w2")
+		if w1 != float64(2*1024+(t0.UnixMilli()/5000)%1024) || w2 != float64(3*1024+(t0.UnixMilli()/5000)%1024) {
+			t.Fatalf("batched polls wrote their heartbeats: %v %v", w1, w2)
+		}
+		err := f.s.Beat(f.ctx, map[string]map[string]time.Time{f.ev: {"w1": later, "w2": later.Add(-30 * time.Second), "gone": later}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tick := func(at time.Time) float64 { return float64((at.UnixMilli() / 5000) % 1024) }
+		if sc, _ := score("w1"); sc != 2*1024+tick(later) {
+			t.Fatalf("w1 after the batch: %v, want base 2 at %v's tick", sc, later)
+		}
+		if sc, _ := score("w2"); sc != 3*1024+tick(later.Add(-30*time.Second)) {
+			t.Fatalf("w2 after the batch: %v, want base 3 at the tick it was heard", sc)
+		}
+		if _, ok := score("gone"); ok {
+			t.Fatal("the batch put a leaver back in line")
+		}
+		if _, ok := score("holder"); ok {
+			t.Fatal("the holder is in the line")
+		}
+	})
 	t.Run("empty line and free slot activates at once", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)

@@ -39,6 +39,8 @@ var (
 	relistedLua string
 	//go:embed lease.lua
 	leaseLua string
+	//go:embed beat.lua
+	beatLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
@@ -69,7 +71,9 @@ var (
 	relistedScript = redis.NewScript(relistedLua)
 	// leaseScript takes or renews a cluster-wide duty's lease.
 	leaseScript = redis.NewScript(leaseLua)
+	// beatScript writes one instance's batch of queued heartbeats for one event.
+	beatScript = redis.NewScript(lib + beatLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript, relistedScript, leaseScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript, relistedScript, leaseScript, beatScript}

@@ -242,7 +242,7 @@ func checkArgs(in queue.CheckInput) []any {
 		holder = ms(in.HolderSlotEnd)
 	}
 	return []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window(), flag(in.FixedThreshold),
-		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder, kind(in.Pass), limit(in.Idle), flag(in.Ledger), retain(), flag(in.Renewal)}
+		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder, kind(in.Pass), limit(in.Idle), flag(in.Ledger), retain(), flag(in.Renewal), flag(in.BatchBeat)}
 }
 
 // runCheck runs check.lua (EVALSHA, EVAL after NOSCRIPT).
@@ -252,7 +252,7 @@ func (s *Store) runCheck(ctx context.Context, keys []string, args []any) ([]any,
 
 // Touch runs touch.lua.
 func (s *Store) Touch(ctx context.Context, in queue.TouchInput) (queue.Snapshot, error) {
-	reply, err := touchScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, ms(in.Now), in.DefaultThreshold, window(), limit(in.Idle), flag(in.Ledger), retain()).Slice()
+	reply, err := touchScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, ms(in.Now), in.DefaultThreshold, window(), limit(in.Idle), flag(in.Ledger), retain(), flag(in.BatchBeat)).Slice()
 	if err != nil {
 		return queue.Snapshot{}, wrap("touch", in.EventID, err)
 	}
@@ -615,6 +615,38 @@ func (s *Store) Relog(ctx context.Context, eventID string) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// Beat writes each event's batch of queued heartbeats (beat.lua, one call
+// per event, all in one pipeline: go-redis splits it per node on a Cluster).
+func (s *Store) Beat(ctx context.Context, beats map[string]map[string]time.Time) error {
+	if len(beats) == 0 {
+		return nil
+	}
+	argsOf := func(ev string) []any {
+		args := make([]any, 0, 2*len(beats[ev]))
+		for uid, at := range beats[ev] {
+			args = append(args, uid, ms(at))
+		}
+		return args
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make(map[string]*redis.Cmd, len(beats))
+	for ev := range beats {
+		cmds[ev] = beatScript.EvalSha(ctx, pipe, []string{s.k.queue(ev)}, argsOf(ev)...)
+	}
+	_, _ = pipe.Exec(ctx) // each command's own error is checked below
+	var errs []error
+	for ev, c := range cmds {
+		err := c.Err()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			err = beatScript.Run(ctx, s.rdb, []string{s.k.queue(ev)}, argsOf(ev)...).Err()
+		}
+		if err != nil {
+			errs = append(errs, wrap("beat", ev, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Ping checks the connection.

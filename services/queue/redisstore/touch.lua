@@ -11,6 +11,8 @@
 -- ARGV[5] -> idle limit ms (as ARGV[13] of check.lua)
 -- ARGV[6] -> '1' with the durable ledger on (as ARGV[14] of check.lua)
 -- ARGV[7] -> how long the served record outlives its last change, ms
+-- ARGV[8] -> '1': the caller batches queued users' heartbeats (beat.lua):
+--            a queued user's heartbeat is not written here
 --
 -- Returns the reply of check.lua, with status "" when the user is neither
 -- queued nor active (then only the counters are meaningful, and the done
@@ -27,7 +29,7 @@ local eid, untl = epoch_peek(KEYS[8], now)
 
 local sc = redis.call('ZSCORE', KEYS[1], uid)
 if sc then
-  heartbeat(KEYS[1], uid, tonumber(sc), now)
+  if ARGV[8] ~= '1' then heartbeat(KEYS[1], uid, tonumber(sc), now) end
   return view('queued', 0, redis.call('ZRANK', KEYS[1], uid), KEYS, th, since, 0, '', eid, untl)
 end
 local exp = redis.call('ZSCORE', KEYS[2], uid)
