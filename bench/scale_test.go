@@ -26,6 +26,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/eventsettings"
 	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
+	"github.com/vwr-go/vwr/internal/redistrips"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
@@ -461,37 +462,6 @@ func (s redisStats) topLevelMicros(s0 redisStats, sent map[string]int64) float64
 	return us
 }
 
-// nodeTrack records, per request, which Cluster nodes its commands went to.
-type nodeTrack struct {
-	mu    sync.Mutex
-	nodes map[string]bool
-}
-
-type nodeTrackKey struct{}
-
-type nodeHook struct{ addr string }
-
-func (h nodeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h nodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.note(ctx)
-		return next(ctx, cmd)
-	}
-}
-func (h nodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.note(ctx)
-		return next(ctx, cmds)
-	}
-}
-func (h nodeHook) note(ctx context.Context) {
-	if t, ok := ctx.Value(nodeTrackKey{}).(*nodeTrack); ok {
-		t.mu.Lock()
-		t.nodes[h.addr] = true
-		t.mu.Unlock()
-	}
-}
-
 // measureClusterPoll polls 30 configured events, each with a line, through
 // one instance on the project's 3-node Cluster, and counts the nodes each
 // check's commands went to.
@@ -500,7 +470,7 @@ func measureClusterPoll(tb testing.TB) ClusterPoll {
 	addrs := testenv.RedisCluster(tb)
 	f := newFleet(tb, 1, func() redis.UniversalClient {
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
-		c.OnNewNode(func(n *redis.Client) { n.AddHook(nodeHook{addr: n.Options().Addr}) })
+		c.OnNewNode(func(n *redis.Client) { n.AddHook(redistrips.NodeHook(n.Options().Addr)) })
 		return c
 	})
 	h := f.apps[0].Handler()
@@ -522,20 +492,21 @@ func measureClusterPoll(tb testing.TB) ClusterPoll {
 	perEv := map[string]map[string]bool{}
 	for range checks {
 		ev := evs[rng.IntN(events)]
-		tr := &nodeTrack{nodes: map[string]bool{}}
 		req := httptest.NewRequest(http.MethodPost, "/api/queue/check/"+ev, nil)
 		req.Header.Set("Authorization", "Bearer "+passes[ev][rng.IntN(perEvent)])
-		req = req.WithContext(context.WithValue(req.Context(), nodeTrackKey{}, tr))
+		ctx, tr := redistrips.WithNodes(req.Context())
+		req = req.WithContext(ctx)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			tb.Fatalf("cluster check: %d %s", rec.Code, rec.Body)
 		}
-		nodes += len(tr.nodes)
+		reached := tr.Set()
+		nodes += len(reached)
 		if perEv[ev] == nil {
 			perEv[ev] = map[string]bool{}
 		}
-		for n := range tr.nodes {
+		for n := range reached {
 			perEv[ev][n] = true
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vwr-go/vwr/internal/redistrips"
 	"github.com/vwr-go/vwr/services/queue"
-	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
 )
 
 // TestFreedSlotRefilledBesideManyListedEvents: with 20,000 other events

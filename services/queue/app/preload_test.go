@@ -12,8 +12,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/redistrips"
 	"github.com/vwr-go/vwr/internal/testenv"
-	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
 )
 
 // TestPreloadWarmsTheScriptCache: after Preload, the very first check on a

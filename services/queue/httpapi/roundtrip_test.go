@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vwr-go/vwr/internal/redistrips"
 	"github.com/vwr-go/vwr/internal/testenv"
-	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
 )
 
 // TestCheckIsOneRoundTrip counts, through a go-redis hook, what one POST

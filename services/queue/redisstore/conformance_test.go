@@ -9,9 +9,9 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/redistrips"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/services/queue"
-	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

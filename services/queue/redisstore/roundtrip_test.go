@@ -3,15 +3,14 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vwr-go/vwr/internal/redistrips"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/services/queue"
-	"github.com/vwr-go/vwr/services/queue/internal/redistrips"
 )
 
 // counts reads and forgets what h recorded: round trips, script calls and
@@ -122,38 +121,6 @@ func TestColdScriptCache(t *testing.T) {
 	}
 }
 
-// nodeSet records which Cluster nodes the commands of one call went to.
-type nodeSet struct {
-	mu    sync.Mutex
-	nodes map[string]bool
-}
-
-type nodeSetKey struct{}
-
-// nodeHook notes its node in the call's nodeSet.
-type nodeHook struct{ addr string }
-
-func (h nodeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h nodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.note(ctx)
-		return next(ctx, cmd)
-	}
-}
-func (h nodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.note(ctx)
-		return next(ctx, cmds)
-	}
-}
-func (h nodeHook) note(ctx context.Context) {
-	if s, ok := ctx.Value(nodeSetKey{}).(*nodeSet); ok {
-		s.mu.Lock()
-		s.nodes[h.addr] = true
-		s.mu.Unlock()
-	}
-}
-
 // TestCheckTouchesOneClusterNode runs checks of 30 events on the project's
 // 3-node Cluster and records, per call, the nodes its commands reached: a
 // check of a listed event touches exactly one node, its event's, whatever
@@ -162,7 +129,7 @@ func (h nodeHook) note(ctx context.Context) {
 func TestCheckTouchesOneClusterNode(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: testenv.RedisCluster(t)})
-	rdb.OnNewNode(func(n *redis.Client) { n.AddHook(nodeHook{addr: n.Options().Addr}) })
+	rdb.OnNewNode(func(n *redis.Client) { n.AddHook(redistrips.NodeHook(n.Options().Addr)) })
 	s := newPrefixed(t, rdb)
 	ctx := context.Background()
 	if err := s.Load(ctx); err != nil {
@@ -179,12 +146,12 @@ func TestCheckTouchesOneClusterNode(t *testing.T) {
 	registry := nodeOf(s.k.activeEvents())
 	check := func(ev, uid string, score int64) (queue.Snapshot, map[string]bool) {
 		t.Helper()
-		ns := &nodeSet{nodes: map[string]bool{}}
-		snap, err := s.Check(context.WithValue(ctx, nodeSetKey{}, ns), queue.CheckInput{EventID: ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1})
+		cctx, ns := redistrips.WithNodes(ctx)
+		snap, err := s.Check(cctx, queue.CheckInput{EventID: ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return snap, ns.nodes
+		return snap, ns.Set()
 	}
 	elsewhere := 0
 	for i := range 30 {

@@ -83,3 +83,67 @@ func (t Trips) Scripts() int {
 	}
 	return n
 }
+
+// Nodes is the set of Cluster nodes one call's commands went to; WithNodes
+// attaches one to a call's context and NodeHook fills it.
+type Nodes struct {
+	mu    sync.Mutex
+	addrs map[string]bool
+}
+
+type nodesKey struct{}
+
+// WithNodes returns ctx carrying a fresh Nodes for one call.
+func WithNodes(ctx context.Context) (context.Context, *Nodes) {
+	n := &Nodes{addrs: map[string]bool{}}
+	return context.WithValue(ctx, nodesKey{}, n), n
+}
+
+// Len is how many distinct nodes the call reached.
+func (n *Nodes) Len() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.addrs)
+}
+
+// Set is a copy of the nodes the call reached, by address.
+func (n *Nodes) Set() map[string]bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make(map[string]bool, len(n.addrs))
+	for a := range n.addrs {
+		out[a] = true
+	}
+	return out
+}
+
+// NodeHook notes its node in the call's Nodes. Add it to every node of a
+// Cluster client: c.OnNewNode(func(n *redis.Client) { n.AddHook(redistrips.NodeHook(n.Options().Addr)) }).
+type NodeHook string
+
+// DialHook passes dials through.
+func (h NodeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook notes the node of a single command.
+func (h NodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.note(ctx)
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook notes the node of a pipeline.
+func (h NodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.note(ctx)
+		return next(ctx, cmds)
+	}
+}
+
+func (h NodeHook) note(ctx context.Context) {
+	if n, ok := ctx.Value(nodesKey{}).(*Nodes); ok {
+		n.mu.Lock()
+		n.addrs[string(h)] = true
+		n.mu.Unlock()
+	}
+}
