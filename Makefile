@@ -201,12 +201,14 @@ test-aws: ## run the AWS suites against AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_D
 # LocalStack on the host, without Docker, in its own venv on Python >= 3.12
 # (scripts/python312.sh finds one or builds it from Debian's sources). The
 # venv is kept per machine, named after requirements-localstack.txt's hash,
-# so a fresh clone reuses it.
+# so a fresh clone reuses it; a lock keeps two checkouts' testenv from
+# building it over each other.
 LS_VENV ?= $(HOME)/.cache/vwr/localstack-$(shell sha256sum requirements-localstack.txt | cut -c1-12)
 export LS_VENV
 
 testenv-localstack: ## install LocalStack (requirements-localstack.txt) into its venv on Python >= 3.12
-	@if [ ! -f $(LS_VENV)/.installed ]; then \
+	@mkdir -p "$$(dirname $(LS_VENV))" && exec 9>"$(LS_VENV).lock" && flock 9 && \
+	if [ ! -f $(LS_VENV)/.installed ]; then \
 	  py=$$(scripts/python312.sh) && echo "testenv: creating $(LS_VENV) with $$py from requirements-localstack.txt" && \
 	  rm -rf $(LS_VENV) && $$py -m venv $(LS_VENV) && \
 	  $(LS_VENV)/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-localstack.txt && \
