@@ -122,11 +122,15 @@ func (c Config) Validate() error {
 // importing a metrics library. Implementations must be safe for concurrent
 // use and must not block.
 type Observer interface {
-	// ScriptDone reports one store operation (one Lua script on Redis):
-	// name is check, touch, leave, set_threshold, stats, ranking,
-	// active_events, loads, lock, unlock, admit, retire, cleanup, ping,
-	// replay, logged, relog, epoch, ledger_append, ledger_read, put_epoch,
-	// sweep_due or lease.
+	// ScriptDone reports one store operation (a Lua script or a command
+	// on Redis): name is check, touch, leave, set_threshold, stats,
+	// ranking, active_events (Listed), epoch (Epochs), lock and unlock
+	// (ClaimAdmission, ReleaseAdmission), admit, retire, replay, logged,
+	// relog, sweep_due (ClaimSweep), cleanup (Sweep), beat, lease, due
+	// (DueVisits), schedule, wake, enlist, due_sweeps, schedule_sweep,
+	// ping, or the ledger's ledger_append, ledger_read and put_epoch. The
+	// names stay as they were when the methods were renamed: they are
+	// metric labels.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).
@@ -345,12 +349,12 @@ func (s *Service) visitorThreshold(ctx context.Context, eventID string) (int64, 
 		return n, fixed, err // configured, and closed
 	}
 	start := time.Now()
-	id, serr := s.store.EpochOf(ctx, eventID)
+	ids, serr := s.store.Epochs(ctx, []string{eventID})
 	s.observe("epoch", start, serr)
 	switch {
 	case serr != nil:
 		return 0, false, unavailable("epoch", eventID, serr)
-	case id != "":
+	case len(ids) == 1 && ids[0] != "":
 		return 0, false, unavailable("settings", eventID, errSettingsLost)
 	}
 	return n, fixed, err
@@ -890,7 +894,7 @@ func (s *Service) Events(ctx context.Context, limit int) (list []Stats, truncate
 	}
 	limit = min(limit, MaxEventsLimit)
 	start := time.Now()
-	busy, err := s.store.ActiveEvents(ctx)
+	busy, err := s.store.Listed(ctx)
 	s.observe("active_events", start, err)
 	if err != nil {
 		return nil, false, unavailable("list events", "", err)

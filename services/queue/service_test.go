@@ -602,21 +602,21 @@ func TestWorkerRespectsAnotherWorkersLock(t *testing.T) {
 	t.Parallel()
 	b := setup(t, queue.Config{Threshold: 1})
 	b.slotFreedForB(t)
-	if ok, err := b.store.Lock(b.ctx, b.ev, "someone-else", queue.LockTTL); err != nil || !ok {
+	if ok, err := b.store.ClaimAdmission(b.ctx, b.ev, "someone-else", queue.LockTTL); err != nil || !ok {
 		t.Fatalf("Lock: %v, %v", ok, err)
 	}
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 0 {
 		t.Fatalf("admitted %d under a foreign lock (%v)", n, err)
 	}
-	if _, err := b.store.Unlock(b.ctx, b.ev, "someone-else"); err != nil {
+	if _, err := b.store.ReleaseAdmission(b.ctx, b.ev, "someone-else"); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := w.AdmitOnce(b.ctx); err != nil || n != 1 {
 		t.Fatalf("after unlock: %d, %v", n, err)
 	}
 	// The worker released its own lock.
-	if ok, err := b.store.Lock(b.ctx, b.ev, "next", queue.LockTTL); err != nil || !ok {
+	if ok, err := b.store.ClaimAdmission(b.ctx, b.ev, "next", queue.LockTTL); err != nil || !ok {
 		t.Fatalf("worker left its lock behind (%v)", err)
 	}
 }
@@ -634,7 +634,7 @@ func TestCleanupOncePerInterval(t *testing.T) {
 	w2 := queue.NewWorker(b.svc, queue.WorkerConfig{StaleCleanupInterval: every}, nil) // another instance's
 	b.admitOnce(t, w1, 0)                                                              // finds the line: schedules its sweep
 	b.clk.Advance(2 * time.Minute)
-	if ok, err := b.store.Lock(b.ctx, b.ev, "an-admission-pass", queue.LockTTL); err != nil || !ok {
+	if ok, err := b.store.ClaimAdmission(b.ctx, b.ev, "an-admission-pass", queue.LockTTL); err != nil || !ok {
 		t.Fatalf("Lock: %v, %v", ok, err)
 	}
 	if n, err := w1.CleanupOnce(b.ctx); err != nil || n != 1 {
@@ -683,11 +683,11 @@ func TestWorkerCleanupAndRetire(t *testing.T) {
 	b.leave(t, "alive")
 	b.admitOnce(t, w, 0) // drains the pending ranking count
 	b.admitOnce(t, w, 0) // retires
-	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || containsStr(evs, b.ev) {
+	if evs, err := b.store.Listed(b.ctx); err != nil || containsStr(evs, b.ev) {
 		t.Fatalf("empty event still listed: %v, %v", evs, err)
 	}
 	b.check(t, "late", 9)
-	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || !containsStr(evs, b.ev) {
+	if evs, err := b.store.Listed(b.ctx); err != nil || !containsStr(evs, b.ev) {
 		t.Fatalf("a new join did not list the event: %v, %v", evs, err)
 	}
 }
@@ -1070,7 +1070,7 @@ func TestOpenEventsKeepTheirEpochs(t *testing.T) {
 	for range 4 { // drains the ranking count, retires, then two passes without it
 		b.admitOnce(t, w, 0)
 	}
-	if evs, err := b.store.ActiveEvents(b.ctx); err != nil || containsStr(evs, b.ev) {
+	if evs, err := b.store.Listed(b.ctx); err != nil || containsStr(evs, b.ev) {
 		t.Fatalf("setup: the event is still listed: %v, %v", evs, err)
 	}
 	if n := b.svc.RememberedEpochs(); n != 1 {

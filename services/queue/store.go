@@ -5,12 +5,24 @@ import (
 	"time"
 )
 
-// Store is the port the Tier 2 domain keeps its state behind. Every method
-// that changes an event's line is one atomic step on the backing store (one
-// Lua script for Redis), so any number of API servers and workers can share
-// it. Implementations wrap every backend failure so that the Service can
-// report ErrUnavailable; ids reaching a Store are already validated.
+// Store is the port the Tier 2 domain keeps its state behind, in the
+// domain's words: a visitor checks, touches or leaves a line, a worker's
+// pass admits, sweeps, replays and retires, and a planner says which
+// events a pass must visit and which worker of the fleet makes it. Every
+// method that changes an event's line is one atomic step on the backing
+// store (one Lua script for Redis), so any number of API servers and
+// workers can share it. Implementations wrap every backend failure so that
+// the Service can report ErrUnavailable; ids reaching a Store are already
+// validated. redisstore is the production adapter and memstore the
+// in-memory one; storetest is the conformance suite both pass.
 type Store interface {
+	Lines
+	Passes
+	Planner
+}
+
+// Lines is what visitors' and operators' requests ask of the store.
+type Lines interface {
 	// Check joins userID to the event's line or refreshes them (see CheckInput).
 	// An error after the step itself succeeded still comes with the
 	// Snapshot, so that a user it activated is reported.
@@ -25,56 +37,44 @@ type Store interface {
 	// records the leave as served (Served.Left): a pass is then done, and
 	// the user's entry token is never counted back after a loss.
 	Leave(ctx context.Context, in LeaveInput) (bool, error)
-	// SetThreshold stores the event's override of the default threshold.
+	// SetThreshold stores the event's override of the default threshold
+	// and, as a raised threshold frees slots, makes the event due for a
+	// visit at once.
 	SetThreshold(ctx context.Context, eventID string, n int64) error
 	// Stats reads the event's counters without changing anything.
 	Stats(ctx context.Context, eventID string, now time.Time, defaultThreshold int64) (StoreStats, error)
 	// Ranking returns the events with the most admissions in the period
 	// (daily, weekly or monthly, as of now), best first.
 	Ranking(ctx context.Context, period string, now time.Time, limit int) ([]RankEntry, error)
-	// ActiveEvents lists the events the worker must visit.
-	ActiveEvents(ctx context.Context) ([]string, error)
-	// Loads reads the line size, unexpired active count and stored
-	// threshold override of many events at once (pipelined on Redis), so
-	// that the worker only visits events where there is work.
-	Loads(ctx context.Context, eventIDs []string, now time.Time) ([]EventLoad, error)
-	// Due lists the events whose visit by the admission pass is due at now
-	// (at most a page of them, the most overdue first): every event that
-	// may need one is scheduled (Schedule, Wake, and a check that lists an
-	// event or queues its first waiter), so the pass reads no event that
-	// has nothing to do.
-	Due(ctx context.Context, now time.Time) ([]string, error)
-	// Schedule sets the event's next visit to visit and, when sweep is not
-	// zero and the event has no stale sweep scheduled, its first sweep to
-	// sweep. A retire takes the event off both schedules.
-	Schedule(ctx context.Context, eventID string, visit, sweep time.Time) error
-	// Wake makes each event due for a visit at once (a visit due sooner
-	// stays).
-	Wake(ctx context.Context, eventIDs []string) error
-	// Enlist puts each of eventIDs not on the visit schedule on it, due at
-	// once, and returns how many it put there.
-	Enlist(ctx context.Context, eventIDs []string) (int, error)
-	// DueSweeps lists the events whose stale sweep is due at now (a page).
-	DueSweeps(ctx context.Context, now time.Time) ([]string, error)
-	// ScheduleSweep sets the event's next stale sweep to at.
-	ScheduleSweep(ctx context.Context, eventID string, at time.Time) error
-	// Lock takes the event's admission lock for owner unless someone holds it.
-	Lock(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error)
-	// Unlock releases the lock only if owner still holds it.
-	Unlock(ctx context.Context, eventID, owner string) (bool, error)
+	// Listed lists the events with state the worker may have to visit:
+	// listed by their first waiter's or holder's check (or a relog), until
+	// a pass retires them empty.
+	Listed(ctx context.Context) ([]string, error)
+	// Epochs reads the epoch id of each event ("" where there is none), in
+	// their order, and starts nothing: an epoch other than the one an
+	// instance saw means the event's state was lost.
+	Epochs(ctx context.Context, eventIDs []string) ([]string, error)
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+}
+
+// Passes is what the worker's passes over one event do.
+type Passes interface {
+	// ClaimAdmission claims the event's admission pass for owner for at
+	// most ttl, unless another pass holds it: one pass at a time per
+	// event, fleet-wide (a pass that dies blocks the event for ttl at most).
+	ClaimAdmission(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error)
+	// ReleaseAdmission ends owner's claim; false when owner no longer held it.
+	ReleaseAdmission(ctx context.Context, eventID, owner string) (bool, error)
 	// Admit lets the head of the line in while the event has free slots.
 	// An error after the admission step itself succeeded still comes with
 	// the result, so that the admitted users are reported.
 	Admit(ctx context.Context, in AdmitInput) (AdmitResult, error)
-	// Retire drops an event whose line and active set are empty from the
-	// active events, without ever losing an event that someone joins meanwhile.
+	// Retire drops an event whose line and active set are empty (and that
+	// has no admissions left to rank or changes left to log) from the
+	// listed events and both schedules, without ever losing an event that
+	// someone joins meanwhile: true when it did.
 	Retire(ctx context.Context, eventID string) (bool, error)
-	// EpochOf reads the event's epoch id ("" when there is none) and
-	// starts nothing.
-	EpochOf(ctx context.Context, eventID string) (string, error)
-	// EpochsOf is EpochOf for many events at once (pipelined on Redis), in
-	// their order.
-	EpochsOf(ctx context.Context, eventIDs []string) ([]string, error)
 	// Replay rebuilds the event's served record after a loss of its state,
 	// from the durable ledger or from the admissions this instance made and
 	// nobody had claimed yet, in the order they were recorded: users whose
@@ -95,23 +95,47 @@ type Store interface {
 	// change already queued as it is, and lists the event so that an
 	// admission pass appends it. It returns how many entries it queued.
 	Relog(ctx context.Context, eventID string) (int, error)
-	// Lease takes duty's cluster-wide lease for owner, or renews it while
-	// owner holds it, for ttl: true when owner holds it afterwards.
-	Lease(ctx context.Context, duty, owner string, ttl time.Duration) (bool, error)
-	// SweepDue claims eventID's stale sweep for the interval every, for owner:
-	// true when no worker of any instance has swept (or begun to sweep) it in
-	// the last every, so that each line is swept once per interval
-	// cluster-wide, however many instances run.
-	SweepDue(ctx context.Context, eventID, owner string, every time.Duration) (bool, error)
-	// CleanupStale removes the queued users silent for at least seenTTL as of
-	// now, and notes the oldest heartbeat it kept (StoreStats.OldestHeartbeat).
-	CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error)
+	// ClaimSweep claims eventID's stale sweep for the interval every, for
+	// owner: true when no worker of any instance has swept (or begun to
+	// sweep) it in the last every, so that each line is swept once per
+	// interval cluster-wide, however many instances run.
+	ClaimSweep(ctx context.Context, eventID, owner string, every time.Duration) (bool, error)
+	// Sweep removes the queued users silent for at least seenTTL as of now
+	// (never earlier, at most one HeartbeatTick later), and notes the
+	// oldest heartbeat it kept (StoreStats.OldestHeartbeat).
+	Sweep(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error)
 	// Beat writes queued users' heartbeats in batches (event id → user id →
 	// when this instance last heard from them): a user no longer queued is
 	// skipped. One write per event, however many users.
 	Beat(ctx context.Context, beats map[string]map[string]time.Time) error
-	// Ping checks that the store answers.
-	Ping(ctx context.Context) error
+}
+
+// Planner is what decides which events the worker's passes visit, and
+// which worker of the fleet makes the periodic ones.
+type Planner interface {
+	// Lease takes duty's cluster-wide lease for owner, or renews it while
+	// owner holds it, for ttl: true when owner holds it afterwards.
+	Lease(ctx context.Context, duty, owner string, ttl time.Duration) (bool, error)
+	// DueVisits lists the events whose visit by the admission pass is due
+	// at now (at most a page of them, the most overdue first): every event
+	// that may need one is scheduled (Schedule, Wake, and a check that
+	// lists an event or queues its first waiter), so the pass reads no
+	// event that has nothing to do.
+	DueVisits(ctx context.Context, now time.Time) ([]string, error)
+	// Schedule sets the event's next visit to visit and, when sweep is not
+	// zero and the event has no stale sweep scheduled, its first sweep to
+	// sweep. A retire takes the event off both schedules.
+	Schedule(ctx context.Context, eventID string, visit, sweep time.Time) error
+	// Wake makes each event due for a visit at once (a visit due sooner
+	// stays).
+	Wake(ctx context.Context, eventIDs []string) error
+	// Enlist puts each of eventIDs not on the visit schedule on it, due at
+	// once, and returns how many it put there.
+	Enlist(ctx context.Context, eventIDs []string) (int, error)
+	// DueSweeps lists the events whose stale sweep is due at now (a page).
+	DueSweeps(ctx context.Context, now time.Time) ([]string, error)
+	// ScheduleSweep sets the event's next stale sweep to at.
+	ScheduleSweep(ctx context.Context, eventID string, at time.Time) error
 }
 
 // RateWindow is the span over which admissions are counted for the wait
@@ -260,23 +284,6 @@ type StoreStats struct {
 	// to HeartbeatTick (zero when nobody is queued or no sweep ran yet).
 	OldestHeartbeat time.Time
 	RecoveringUntil time.Time // zero when no recovery window runs
-}
-
-// EventLoad is one event's counters as the worker's scan reads them.
-type EventLoad struct {
-	EventID  string
-	Queued   int64
-	Active   int64 // unexpired
-	Override int64 // the stored threshold override, 0 when none
-	// RankPending says admissions wait to be added to the rankings, which
-	// the next admission pass over the event does.
-	RankPending bool
-	// LogPending says served changes wait to be appended to the durable
-	// ledger, which the next admission pass over the event does.
-	LogPending bool
-	// ReplayPending says the event lost its state and awaits the replay of
-	// its ledger, which the next admission pass over it does.
-	ReplayPending bool
 }
 
 // AdmitInput is one admission pass over one event.

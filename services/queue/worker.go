@@ -212,7 +212,7 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // WatchLossesOnce reads the epoch of every event for which this instance
-// holds unclaimed admissions, all in one pipelined read (Store.EpochsOf),
+// holds unclaimed admissions, all in one pipelined read (Store.Epochs),
 // and on a loss puts them back (Service.sawEpoch); it returns how many it
 // put back.
 func (w *Worker) WatchLossesOnce(ctx context.Context) (int, error) {
@@ -222,7 +222,7 @@ func (w *Worker) WatchLossesOnce(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	start := time.Now()
-	ids, err := s.store.EpochsOf(ctx, events)
+	ids, err := s.store.Epochs(ctx, events)
 	s.observe("epoch", start, err)
 	if err != nil {
 		return 0, unavailable("epochs", "", err)
@@ -248,7 +248,7 @@ func (w *Worker) visitWoken(ctx context.Context) (int, error) {
 
 // AdmitOnce makes one admission pass and returns how many users it let in.
 // It visits only the events that may have work: those the visit schedule
-// says are due (Store.Due: one read, whatever the number of listed events)
+// says are due (Store.DueVisits: one read, whatever the number of listed events)
 // and those woken on this instance, at most Parallelism at a time. A
 // visit schedules the event's next one (admitPass), so an event with a
 // full active set or an empty line costs nothing until a slot may free,
@@ -262,7 +262,7 @@ func (w *Worker) AdmitOnce(ctx context.Context) (int, error) {
 	wakeErr := w.wakeRaised(ctx)
 	enlistErr := w.enlist(ctx, false)
 	start := time.Now()
-	due, err := s.store.Due(ctx, s.clk.Now())
+	due, err := s.store.DueVisits(ctx, s.clk.Now())
 	s.observe("due", start, err)
 	if err != nil {
 		return 0, errors.Join(beatErr, relogErr, wakeErr, enlistErr, unavailable("due", "", err))
@@ -298,7 +298,7 @@ func (w *Worker) enlist(ctx context.Context, force bool) error {
 	}
 	s := w.svc
 	start := time.Now()
-	events, err := s.store.ActiveEvents(ctx)
+	events, err := s.store.Listed(ctx)
 	s.observe("active_events", start, err)
 	if err != nil {
 		return unavailable("active events", "", err)
@@ -434,7 +434,7 @@ func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, err
 	s := w.svc
 	owner := token.NewTokenID()
 	start := time.Now()
-	ok, err := s.store.Lock(ctx, eventID, owner, LockTTL)
+	ok, err := s.store.ClaimAdmission(ctx, eventID, owner, LockTTL)
 	s.observe("lock", start, err)
 	if err != nil {
 		return 0, false, unavailable("lock", eventID, err)
@@ -448,7 +448,7 @@ func (w *Worker) locked(ctx context.Context, eventID string, fn func() (int, err
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err := s.store.Unlock(uctx, eventID, owner)
+		_, err := s.store.ReleaseAdmission(uctx, eventID, owner)
 		s.observe("unlock", start, err)
 		if err != nil {
 			w.log.Warn("admission unlock failed", "event", eventID, "err", err)
@@ -690,7 +690,7 @@ const sweepMarkShare = 0.9
 // sweeps only the events whose sweep the sweep schedule says is due
 // (Store.DueSweeps; an admission pass that finds a line schedules its
 // first), each then again one interval later. An event is swept only when
-// its due marker (Store.SweepDue) says no worker of any instance swept it
+// its due marker (Store.ClaimSweep) says no worker of any instance swept it
 // within the interval, so each line is swept about once per interval
 // cluster-wide. The sweep takes no admission lock: each page is one atomic
 // step that admissions may interleave with.
@@ -715,7 +715,7 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 	mark := time.Duration(float64(w.cfg.StaleCleanupInterval) * sweepMarkShare)
 	return w.each(ctx, valid, func(ctx context.Context, ev string) (int, error) {
 		start := time.Now()
-		due, err := s.store.SweepDue(ctx, ev, token.NewTokenID(), mark)
+		due, err := s.store.ClaimSweep(ctx, ev, token.NewTokenID(), mark)
 		s.observe("sweep_due", start, err)
 		if err != nil {
 			return 0, unavailable("sweep due", ev, err)
@@ -730,7 +730,7 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 			return 0, unavailable("schedule sweep", ev, err)
 		}
 		start = time.Now()
-		n, err := s.store.CleanupStale(ctx, ev, now, s.cfg.SeenTTL)
+		n, err := s.store.Sweep(ctx, ev, now, s.cfg.SeenTTL)
 		s.observe("cleanup", start, err)
 		if err != nil {
 			return n, unavailable("cleanup", ev, err)

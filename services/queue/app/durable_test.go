@@ -219,7 +219,7 @@ func TestUnknownEventsCreateNothing(t *testing.T) {
 			t.Fatalf("%s %sjunk-%05d = %d %v", rt.method, rt.path, i, code, body)
 		}
 	}
-	listed, err := in.app.Store.ActiveEvents(context.Background())
+	listed, err := in.app.Store.Listed(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

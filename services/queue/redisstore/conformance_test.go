@@ -133,7 +133,7 @@ func (f *fixture) leave(uid string) {
 
 func (f *fixture) listed() bool {
 	f.t.Helper()
-	evs, err := f.s.ActiveEvents(f.ctx)
+	evs, err := f.s.Listed(f.ctx)
 	if err != nil {
 		f.t.Fatalf("ActiveEvents: %v", err)
 	}
@@ -421,8 +421,8 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if st, err := f.s.Stats(f.ctx, f.ev, t0.Add(30*time.Second), 1); err != nil || !st.OldestHeartbeat.IsZero() {
 			t.Fatalf("oldest heartbeat before a sweep: %+v, %v", st, err)
 		}
-		if n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(30*time.Second), ttl); err != nil || n != 0 {
-			t.Fatalf("CleanupStale = %d, %v", n, err)
+		if n, err := f.s.Sweep(f.ctx, f.ev, t0.Add(30*time.Second), ttl); err != nil || n != 0 {
+			t.Fatalf("Sweep = %d, %v", n, err)
 		}
 		st, err := f.s.Stats(f.ctx, f.ev, t0.Add(30*time.Second), 1)
 		// b's heartbeat at t0+1 s, to its tick's start.
@@ -448,9 +448,9 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		f.check("alive", 3, t0.Add(500*time.Second), 1) // heartbeats
 		f.check("late", 4, t0.Add(410*time.Second), 1)
 		// 100 s after late's heartbeat: silent that long at most, so kept.
-		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(510*time.Second), seenTTL)
+		n, err := f.s.Sweep(f.ctx, f.ev, t0.Add(510*time.Second), seenTTL)
 		if err != nil || n != 1 {
-			t.Fatalf("CleanupStale = %d, %v; want 1 (silent)", n, err)
+			t.Fatalf("Sweep = %d, %v; want 1 (silent)", n, err)
 		}
 		if members, _ := f.s.rdb.ZRange(f.ctx, f.s.k.queue(f.ev), 0, -1).Result(); fmt.Sprint(members) != "[alive late]" {
 			t.Fatalf("line = %v, want [alive late]", members)
@@ -462,7 +462,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			t.Fatalf("oldest heartbeat %v, %v; want %v", st.OldestHeartbeat, err, want)
 		}
 		// Two ticks later late has surely been silent for the TTL.
-		if n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(410*time.Second+seenTTL+2*tick), seenTTL); err != nil || n != 1 {
+		if n, err := f.s.Sweep(f.ctx, f.ev, t0.Add(410*time.Second+seenTTL+2*tick), seenTTL); err != nil || n != 1 {
 			t.Fatalf("second sweep = %d, %v; want 1 (late)", n, err)
 		}
 		if f.zcard(f.s.k.active(f.ev)) != 1 {
@@ -479,7 +479,7 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 		keep := fmt.Sprint("u", sweepPage+2) // on the second page
 		f.check(keep, int64(sweepPage+4), t0.Add(time.Hour), 1)
-		n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(time.Hour), time.Minute)
+		n, err := f.s.Sweep(f.ctx, f.ev, t0.Add(time.Hour), time.Minute)
 		if err != nil || n != sweepPage+4 {
 			t.Fatalf("removed %d, %v; want %d", n, err, sweepPage+4)
 		}
@@ -507,9 +507,9 @@ func runConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			var got bool
 			var err error
 			if st.op == "lock" {
-				got, err = f.s.Lock(f.ctx, f.ev, st.owner, 4*time.Second)
+				got, err = f.s.ClaimAdmission(f.ctx, f.ev, st.owner, 4*time.Second)
 			} else {
-				got, err = f.s.Unlock(f.ctx, f.ev, st.owner)
+				got, err = f.s.ReleaseAdmission(f.ctx, f.ev, st.owner)
 			}
 			if err != nil || got != st.want {
 				t.Fatalf("step %d %s(%s) = %v, %v; want %v", i, st.op, st.owner, got, err, st.want)

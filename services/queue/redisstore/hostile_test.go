@@ -54,7 +54,7 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 			fb.check("b1", 1, t0, 5)
 			fb.check("b2", 2, t0, 5)
 			fb.check("b3", 3, t0, 5)
-			if ok, err := fb.s.Lock(fb.ctx, b, "worker-b", time.Hour); err != nil || !ok {
+			if ok, err := fb.s.ClaimAdmission(fb.ctx, b, "worker-b", time.Hour); err != nil || !ok {
 				t.Fatalf("Lock(b) = %v, %v", ok, err)
 			}
 			before := dump(t, fa.s, "*{"+b+"}*")
@@ -93,8 +93,8 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 			if ok, err := fa.s.Leave(fa.ctx, queue.LeaveInput{EventID: a, UserID: ids[2]}); err != nil || !ok {
 				t.Fatalf("Leave(%q) = %v, %v", ids[2], ok, err)
 			}
-			if n, err := fa.s.CleanupStale(fa.ctx, a, t0.Add(time.Minute), time.Second); err != nil || n != len(ids)-3 {
-				t.Fatalf("CleanupStale = %d, %v; want the %d still queued", n, err, len(ids)-3)
+			if n, err := fa.s.Sweep(fa.ctx, a, t0.Add(time.Minute), time.Second); err != nil || n != len(ids)-3 {
+				t.Fatalf("Sweep = %d, %v; want the %d still queued", n, err, len(ids)-3)
 			}
 			if st, err := fa.s.Stats(fa.ctx, a, t0.Add(time.Second), 1); err != nil || st.QueueSize != 0 || st.ActiveCount != 1 || st.AdmittedLastMinute != 2 {
 				t.Fatalf("Stats(a) = %+v, %v", st, err)
@@ -118,7 +118,7 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 			if !mapsEqual(got, want) {
 				t.Fatalf("a's keys:\n got %q\nwant %q", got, want)
 			}
-			evs, err := fa.s.ActiveEvents(fa.ctx)
+			evs, err := fa.s.Listed(fa.ctx)
 			if slices.Sort(evs); err != nil || fmt.Sprint(evs) != fmt.Sprint([]string{a, b}) {
 				t.Fatalf("active events %q, %v; want [%s %s]", evs, err, a, b)
 			}

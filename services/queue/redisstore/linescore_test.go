@@ -43,8 +43,8 @@ func TestLargestBasesStayExact(t *testing.T) {
 			for i := 1; i <= 3; i++ { // heartbeats in later ticks
 				f.check("last", 0, t0.Add(time.Duration(i)*7*time.Second), 1)
 			}
-			if n, err := f.s.CleanupStale(f.ctx, f.ev, t0.Add(30*time.Second), time.Minute); err != nil || n != 0 {
-				t.Fatalf("CleanupStale = %d, %v", n, err)
+			if n, err := f.s.Sweep(f.ctx, f.ev, t0.Add(30*time.Second), time.Minute); err != nil || n != 0 {
+				t.Fatalf("Sweep = %d, %v", n, err)
 			}
 			for uid, want := range map[string]int64{"before": top - 1, "last": top} {
 				if got, ok, err := f.s.QueueScore(f.ctx, f.ev, uid); err != nil || !ok || got != want {

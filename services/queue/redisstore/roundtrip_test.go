@@ -202,7 +202,7 @@ func TestEpochsOfIsOnePipeline(t *testing.T) {
 			}
 			evs, want = append(evs, testenv.UniqueID(t)+"-none"), append(want, "")
 			h.Reset()
-			got, err := s.EpochsOf(ctx, evs)
+			got, err := s.Epochs(ctx, evs)
 			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("EpochsOf = %q, %v; want %q", got, err, want)
 			}

@@ -180,12 +180,12 @@ func (s *Store) Enlist(ctx context.Context, eventIDs []string) (int, error) {
 	return added, nil
 }
 
-// visitsPage is the most due events one Due call returns.
+// visitsPage is the most due events one DueVisits or DueSweeps call returns.
 const visitsPage = 10000
 
-// Due lists the events whose visit is due at now (ZRANGEBYSCORE on the
-// schedule), the most overdue first, at most visitsPage of them.
-func (s *Store) Due(ctx context.Context, now time.Time) ([]string, error) {
+// DueVisits lists the events whose visit is due at now (ZRANGEBYSCORE on
+// the schedule), the most overdue first, at most visitsPage of them.
+func (s *Store) DueVisits(ctx context.Context, now time.Time) ([]string, error) {
 	evs, err := s.rdb.ZRangeByScore(ctx, s.k.visits(), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(ms(now), 10), Count: visitsPage}).Result()
 	if err != nil {
 		return nil, wrap("due", "", err)
@@ -323,8 +323,8 @@ func (s *Store) Ranking(ctx context.Context, period string, now time.Time, limit
 	return out, nil
 }
 
-// ActiveEvents lists the active-events set.
-func (s *Store) ActiveEvents(ctx context.Context) ([]string, error) {
+// Listed reads the active-events set.
+func (s *Store) Listed(ctx context.Context) ([]string, error) {
 	evs, err := s.rdb.SMembers(ctx, s.k.activeEvents()).Result()
 	if err != nil {
 		return nil, wrap("active events", "", err)
@@ -332,8 +332,8 @@ func (s *Store) ActiveEvents(ctx context.Context) ([]string, error) {
 	return evs, nil
 }
 
-// Lock is SET admission:lock:{E} owner NX PX ttl.
-func (s *Store) Lock(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error) {
+// ClaimAdmission is SET admission:lock:{E} owner NX PX ttl.
+func (s *Store) ClaimAdmission(ctx context.Context, eventID, owner string, ttl time.Duration) (bool, error) {
 	err := s.rdb.Do(ctx, "SET", s.k.lock(eventID), owner, "NX", "PX", msDur(ttl)).Err()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
@@ -344,8 +344,8 @@ func (s *Store) Lock(ctx context.Context, eventID, owner string, ttl time.Durati
 	return true, nil
 }
 
-// Unlock runs release.lua (compare-and-delete) on the lock.
-func (s *Store) Unlock(ctx context.Context, eventID, owner string) (bool, error) {
+// ReleaseAdmission runs release.lua (compare-and-delete) on the lock.
+func (s *Store) ReleaseAdmission(ctx context.Context, eventID, owner string) (bool, error) {
 	n, err := releaseScript.Run(ctx, s.rdb, []string{s.k.lock(eventID)}, owner).Int64()
 	if err != nil {
 		return false, wrap("unlock", eventID, err)
@@ -467,8 +467,8 @@ func (s *Store) Lease(ctx context.Context, duty, owner string, ttl time.Duration
 	return n == 1, nil
 }
 
-// SweepDue is SET {E}:sweep-due owner NX PX every.
-func (s *Store) SweepDue(ctx context.Context, eventID, owner string, every time.Duration) (bool, error) {
+// ClaimSweep is SET {E}:sweep-due owner NX PX every.
+func (s *Store) ClaimSweep(ctx context.Context, eventID, owner string, every time.Duration) (bool, error) {
 	ok, err := s.rdb.SetNX(ctx, s.k.sweepDue(eventID), owner, every).Result()
 	if err != nil {
 		return false, wrap("sweep due", eventID, err)
@@ -481,10 +481,10 @@ func (s *Store) SweepDue(ctx context.Context, eventID, owner string, every time.
 // (docs/tier2-store.md, "Cost of a sweep").
 const sweepPage = 2000
 
-// CleanupStale sweeps the whole line, a page at a time (cleanup.lua), and
+// Sweep sweeps the whole line, a page at a time (cleanup.lua), and
 // drops the waiters silent for at least seenTTL. Pages follow the score, so
 // admissions popping the head meanwhile skip nobody still there.
-func (s *Store) CleanupStale(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error) {
+func (s *Store) Sweep(ctx context.Context, eventID string, now time.Time, seenTTL time.Duration) (int, error) {
 	total, from := 0, "-inf"
 	for {
 		r, err := cleanupScript.Run(ctx, s.rdb, s.k.eventKeys(eventID), ms(now), msDur(seenTTL), from, sweepPage).Slice()
@@ -508,9 +508,9 @@ func (s *Store) CleanupStale(ctx context.Context, eventID string, now time.Time,
 	}
 }
 
-// EpochsOf sends HGET {E}:epoch id for every event in one pipeline per
-// loadsChunk events.
-func (s *Store) EpochsOf(ctx context.Context, eventIDs []string) ([]string, error) {
+// Epochs sends HGET {E}:epoch id for every event in one pipeline per
+// loadsChunk events (one round trip for a single event).
+func (s *Store) Epochs(ctx context.Context, eventIDs []string) ([]string, error) {
 	out := make([]string, 0, len(eventIDs))
 	for start := 0; start < len(eventIDs); start += loadsChunk {
 		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
@@ -529,18 +529,6 @@ func (s *Store) EpochsOf(ctx context.Context, eventIDs []string) ([]string, erro
 		}
 	}
 	return out, nil
-}
-
-// EpochOf is HGET {E}:epoch id.
-func (s *Store) EpochOf(ctx context.Context, eventID string) (string, error) {
-	id, err := s.rdb.HGet(ctx, s.k.epoch(eventID), "id").Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
-	}
-	if err != nil {
-		return "", wrap("epoch", eventID, err)
-	}
-	return id, nil
 }
 
 // replayChunk bounds the entries one replay.lua or logged.lua call carries.
@@ -832,59 +820,8 @@ func asInt(v any) (int64, error) {
 	}
 }
 
-// loadsChunk is the most events one Loads pipeline reads.
+// loadsChunk is the most events one pipelined read or ZADD carries.
 const loadsChunk = 2000
-
-// Loads pipelines ZCARD of the line, ZCOUNT of unexpired actives, GET of
-// the threshold override, EXISTS of the pending rankings and ledger
-// changes and HGET of a pending replay for each event: a few round trips for thousands of
-// events (on a Cluster, go-redis splits each pipeline per node). It reads
-// across slots, so the counts of different events are not one snapshot;
-// the worker only uses them to choose where to run admit.lua, which decides
-// atomically.
-func (s *Store) Loads(ctx context.Context, eventIDs []string, now time.Time) ([]queue.EventLoad, error) {
-	out := make([]queue.EventLoad, 0, len(eventIDs))
-	after := "(" + strconv.FormatInt(ms(now), 10)
-	for start := 0; start < len(eventIDs); start += loadsChunk {
-		chunk := eventIDs[start:min(start+loadsChunk, len(eventIDs))]
-		type cmds struct {
-			q, a, p, u *redis.IntCmd
-			th, rp     *redis.StringCmd
-		}
-		cs := make([]cmds, len(chunk))
-		pipe := s.rdb.Pipeline()
-		for i, ev := range chunk {
-			cs[i] = cmds{
-				q:  pipe.ZCard(ctx, s.k.queue(ev)),
-				a:  pipe.ZCount(ctx, s.k.active(ev), after, "+inf"),
-				th: pipe.Get(ctx, s.k.threshold(ev)),
-				p:  pipe.Exists(ctx, s.k.rankPending(ev)),
-				u:  pipe.Exists(ctx, s.k.unlogged(ev)),
-				rp: pipe.HGet(ctx, s.k.epoch(ev), "replay"),
-			}
-		}
-		_, _ = pipe.Exec(ctx) // each command's own error is checked below
-		for i, ev := range chunk {
-			thErr, rpErr := cs[i].th.Err(), cs[i].rp.Err()
-			if errors.Is(thErr, redis.Nil) {
-				thErr = nil
-			}
-			if errors.Is(rpErr, redis.Nil) {
-				rpErr = nil
-			}
-			if err := errors.Join(cs[i].q.Err(), cs[i].a.Err(), cs[i].p.Err(), cs[i].u.Err(), thErr, rpErr); err != nil {
-				return nil, wrap("loads", ev, err)
-			}
-			l := queue.EventLoad{EventID: ev, Queued: cs[i].q.Val(), Active: cs[i].a.Val(), RankPending: cs[i].p.Val() > 0,
-				LogPending: cs[i].u.Val() > 0, ReplayPending: cs[i].rp.Val() == "1"}
-			if v, err := cs[i].th.Int64(); err == nil {
-				l.Override = v
-			}
-			out = append(out, l)
-		}
-	}
-	return out, nil
-}
 
 // Time is the Redis server's clock (TIME): the one reference every instance
 // measures its clock offset against (internal/clock.Offset).
