@@ -1,4 +1,4 @@
-package redisstore
+package storetest
 
 import (
 	"fmt"
@@ -8,10 +8,9 @@ import (
 	"github.com/vwr-go/vwr/services/queue"
 )
 
-// served is the part of the conformance suite about the served record: one
+// runServed is the part of the suite about the served record: one
 // admission per pass, leaves, the idle limit, the durable ledger's queue of
-// changes and the replay after a loss. TestConformance runs it on
-// redis-server, miniredis and a 3-node Cluster.
+// changes and the replay after a loss.
 
 const (
 	idle  = 60 * time.Second
@@ -65,15 +64,10 @@ func (f *fixture) admitIn(in queue.AdmitInput) queue.AdmitResult {
 	return res
 }
 
-// lose deletes every key of the event, as a FLUSHALL does (the suite's
-// stores share their Redis with parallel tests).
+// lose makes the store lose the event's state, as a FLUSHALL does.
 func (f *fixture) lose() {
 	f.t.Helper()
-	for _, k := range append(f.s.k.eventKeys(f.ev), f.s.k.activeEvents()) {
-		if err := f.s.rdb.Del(f.ctx, k).Err(); err != nil {
-			f.t.Fatal(err)
-		}
-	}
+	f.h.Lose(f.t, f.ev)
 }
 
 func (f *fixture) replay(now time.Time, finish string, ledger bool, entries ...queue.Served) int {
@@ -93,7 +87,7 @@ func slotOf(uid string, pass bool, end time.Time) queue.Served {
 	return queue.Served{UserID: uid, Pass: pass, SlotEnd: end}
 }
 
-func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
+func runServed(t *testing.T, newStore Factory) {
 	t.Run("a pass is admitted once: after a leave, the slot's end or the idle limit it is done", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
@@ -282,9 +276,7 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 			t.Fatal(err)
 		}
 		// The event was retired meanwhile: relog lists it again.
-		if err := f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
-			t.Fatal(err)
-		}
+		f.h.Unlist(t, f.ev)
 		f.leavePass("u0001", true) // a change already queued stays as it is
 		n, err := f.s.Relog(f.ctx, f.ev)
 		if err != nil || n != 2499 {
@@ -448,7 +440,7 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		slot := t0.Add(ttl)
 		// No window runs: nothing is put back.
 		first := checkE("x", 1, t0, ep(""))
-		if n := f.replay(t0, "", false, slotOf("a", false, slot)); n != 0 || f.zcard(f.s.k.active(f.ev)) != 1 {
+		if n := f.replay(t0, "", false, slotOf("a", false, slot)); n != 0 || f.stats(t0).ActiveCount != 1 {
 			t.Fatalf("restored %d outside a window", n)
 		}
 		f.lose()
@@ -477,7 +469,7 @@ func runServedConformance(t *testing.T, newStore func(t *testing.T) *Store) {
 		if s := f.touch("b", now); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(slot) {
 			t.Fatalf("b after restore: %+v; want active until %v", s, slot)
 		}
-		if q := f.zcard(f.s.k.queue(f.ev)); q != 1 {
+		if q := f.stats(now).QueueSize; q != 1 {
 			t.Fatalf("line holds %d, want only c", q)
 		}
 		// f may have left before the loss: its slot ends with the window.
