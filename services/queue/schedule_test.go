@@ -92,15 +92,7 @@ func TestListedEventMissingFromTheScheduleIsVisited(t *testing.T) {
 	b := setup(t, queue.Config{Threshold: 1, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
 	b.slotFreedForB(t)
 	// Drop the event from every schedule; this instance forgets what it woke.
-	keys, err := b.rdb.Keys(b.ctx, "*queue:{schedule}:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range keys {
-		if err := b.rdb.ZRem(b.ctx, k, b.ev).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b.mem.Unschedule(b.ev)
 	svc2 := queue.New(b.store, b.keys, b.clk, b.rec, queue.Config{Threshold: 1, ActiveTTL: time.Hour, ActiveIdle: time.Hour})
 	b.admitOnce(t, queue.NewWorker(svc2, queue.WorkerConfig{}, nil), 1)
 	if v := b.check(t, "b", 2); v.Status != queue.StatusActive {
@@ -108,22 +100,11 @@ func TestListedEventMissingFromTheScheduleIsVisited(t *testing.T) {
 	}
 }
 
-// lineScores reads the raw line of the bundle's event (user → score).
-func (b *testBundle) lineScores(t *testing.T) map[string]float64 {
+// lineScores reads the line of the bundle's event: each waiter's last
+// heartbeat, to its tick.
+func (b *testBundle) lineScores(t *testing.T) map[string]time.Time {
 	t.Helper()
-	keys, err := b.rdb.Keys(b.ctx, "*{"+b.ev+"}:queue").Result()
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("the line's key: %v, %v", keys, err)
-	}
-	zs, err := b.rdb.ZRangeWithScores(b.ctx, keys[0], 0, -1).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, z := range zs {
-		out[z.Member.(string)] = z.Score
-	}
-	return out
+	return b.mem.Heartbeats(b.ev)
 }
 
 // TestQueuedHeartbeatsWrittenInOneBatchPerEvent: with a worker, a queued
@@ -160,7 +141,7 @@ func TestQueuedHeartbeatsWrittenInOneBatchPerEvent(t *testing.T) {
 		t.Fatalf("line after the polls and a leave: %d, want %d", len(got), len(before)-1)
 	} else {
 		for u, sc := range got {
-			if sc != before[u] {
+			if !sc.Equal(before[u]) {
 				t.Fatalf("%s's poll wrote its heartbeat itself (%v → %v)", u, before[u], sc)
 			}
 		}
@@ -180,11 +161,11 @@ func TestQueuedHeartbeatsWrittenInOneBatchPerEvent(t *testing.T) {
 		t.Fatal("the batch put a leaver back in line")
 	}
 	for i := range n {
-		if after[uid(i)] == before[uid(i)] {
+		if after[uid(i)].Equal(before[uid(i)]) {
 			t.Fatalf("%s's heartbeat was not written by the batch", uid(i))
 		}
 	}
-	if after["silent"] != before["silent"] {
+	if !after["silent"].Equal(before["silent"]) {
 		t.Fatal("silent's heartbeat moved without a poll")
 	}
 	// silent was last heard 70 s ago, everyone else 20 s ago.

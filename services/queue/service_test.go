@@ -18,6 +18,7 @@ import (
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/memstore"
 	"github.com/vwr-go/vwr/services/queue/redisstore"
 )
 
@@ -74,32 +75,47 @@ type testBundle struct {
 	svc   *queue.Service
 	clk   *clock.Manual
 	rec   *recorder
-	rdb   *redis.Client
 	keys  *token.KeyRing
-	store *redisstore.Store
-	ev    string
-	ctx   context.Context
+	store queue.Store
+	// mem is store when the bundle runs on the in-memory store (setup):
+	// the domain's tests need no Redis. Its claims and leases lapse on
+	// the wall clock, as Redis' do.
+	mem *memstore.Store
+	ev  string
+	ctx context.Context
 }
 
+// setup is a bundle on memstore, which passes the Redis store's
+// conformance suite (storetest).
 func setup(t *testing.T, cfg queue.Config) *testBundle {
 	t.Helper()
-	return setupOn(t, &redis.Options{Addr: testenv.Redis(t)}, cfg)
+	mem := memstore.New(nil)
+	b := setupWith(t, mem, cfg)
+	b.mem = mem
+	return b
 }
 
-func setupOn(t *testing.T, opts *redis.Options, cfg queue.Config) *testBundle {
+// setupRedis is a bundle on the Redis store over opts, for the tests of
+// what only Redis shows (round trips, an unreachable server).
+func setupRedis(t *testing.T, opts *redis.Options, cfg queue.Config) (*testBundle, *redis.Client, *redisstore.Store) {
 	t.Helper()
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
+	store := redisstore.New(rdb, redisstore.Options{Prefix: testenv.UniqueID(t) + ":"})
+	return setupWith(t, store, cfg), rdb, store
+}
+
+func setupWith(t *testing.T, store queue.Store, cfg queue.Config) *testBundle {
+	t.Helper()
 	keys, err := token.NewKeyRing("", []byte(strings.Repeat("s", 32)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := redisstore.New(rdb, redisstore.Options{Prefix: testenv.UniqueID(t) + ":"})
 	clk := clock.NewManual(t0)
 	rec := &recorder{admitted: map[string]int{}, scripts: map[string]int{}}
 	svc := queue.New(store, keys, clk, rec, cfg)
 	svc.SetObserver(observer{rec})
-	return &testBundle{svc: svc, clk: clk, rec: rec, rdb: rdb, keys: keys, store: store, ev: testenv.UniqueID(t), ctx: context.Background()}
+	return &testBundle{svc: svc, clk: clk, rec: rec, keys: keys, store: store, ev: testenv.UniqueID(t), ctx: context.Background()}
 }
 
 // slotFreedForB leaves an event of threshold 1 with b waiting at the head
@@ -387,10 +403,8 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
-	if n, err := b.rdb.DBSize(b.ctx).Result(); err != nil {
-		t.Fatal(err)
-	} else if keys, err := b.rdb.Keys(b.ctx, "*"+b.ev+"*").Result(); err != nil || len(keys) != 0 {
-		t.Fatalf("rejected calls wrote %v, %v (db has %d keys)", keys, err, n)
+	if !b.mem.Empty() {
+		t.Fatal("rejected calls wrote to the store")
 	}
 	for _, n := range []int64{1, 1_000_000} {
 		if err := b.svc.SetThreshold(b.ctx, b.ev, n); err != nil {
@@ -402,7 +416,7 @@ func TestInvalidInputWritesNothing(t *testing.T) {
 // TestStoreOutageIsUnavailable points the service at a port nobody listens on.
 func TestStoreOutageIsUnavailable(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, &redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), MaxRetries: -1, DialTimeout: 200 * time.Millisecond}, queue.Config{})
+	b, _, _ := setupRedis(t, &redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), MaxRetries: -1, DialTimeout: 200 * time.Millisecond}, queue.Config{})
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	calls := map[string]func() error{
 		"check":     func() error { _, err := b.svc.Check(b.ctx, b.ev, queue.Identity{UserID: "u"}); return err },
@@ -523,10 +537,10 @@ func TestWorkersAdmitInPositionOrder(t *testing.T) {
 	}
 }
 
-// rankingsLost is the real store, except that Admit then fails the way
+// rankingsLost is the store, except that Admit then fails the way
 // redisstore's does when the ranking pipeline breaks after admit.lua ran:
 // the users are active, and the error comes with them.
-type rankingsLost struct{ *redisstore.Store }
+type rankingsLost struct{ queue.Store }
 
 func (s rankingsLost) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResult, error) {
 	res, err := s.Store.Admit(ctx, in)
@@ -559,9 +573,9 @@ func TestWorkerReportsAdmissionsDespiteALateStoreError(t *testing.T) {
 	}
 }
 
-// relistLost is the real store, except that Check then fails the way
+// relistLost is the store, except that Check then fails the way
 // redisstore's does when the relist SADD breaks after check.lua ran.
-type relistLost struct{ *redisstore.Store }
+type relistLost struct{ queue.Store }
 
 func (s relistLost) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot, error) {
 	snap, err := s.Store.Check(ctx, in)
@@ -722,21 +736,19 @@ func TestWorkerRunLoops(t *testing.T) {
 	}
 }
 
-// TestFlushSelfHeal wipes Redis (FLUSHDB on a database only this test uses)
+// TestFlushSelfHeal wipes the store (memstore.Lose, what a FLUSHALL does)
 // under a waiting line: each user's next check puts them back at their Tier 1
 // position and the worker then admits in that order.
 func TestFlushSelfHeal(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 9}, queue.Config{Threshold: 2})
+	b := setup(t, queue.Config{Threshold: 2})
 	const users = 30
 	x := b.check(t, "x", 0)
 	b.check(t, "y", 0)
 	for _, p := range rand.Perm(users) {
 		b.check(t, fmt.Sprintf("p%02d", p+1), int64(p+1))
 	}
-	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	b.mem.Lose()
 	// x's site renews its entry token (heartbeat): the store lost x, so x
 	// is counted back in, and a recovery window starts.
 	v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "x", EntryToken: x.EntryToken})
@@ -798,7 +810,7 @@ func TestFlushSelfHeal(t *testing.T) {
 // original slot; p2 is admitted only when a slot frees, and nobody twice.
 func TestFlushKeepsUnclaimedAdmissions(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 8}, queue.Config{Threshold: 2})
+	b := setup(t, queue.Config{Threshold: 2})
 	b.check(t, "x", 0)
 	y := b.check(t, "y", 0)
 	for p := 1; p <= 5; p++ {
@@ -808,9 +820,7 @@ func TestFlushKeepsUnclaimedAdmissions(t *testing.T) {
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	b.admitOnce(t, w, 1)
 	slot := b.clk.Now().Add(queue.DefaultActiveTTL)
-	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	b.mem.Lose()
 	// y's site renews y's token: the loss is found, a window starts, and
 	// p1 is put back.
 	b.clk.Advance(time.Second)
@@ -844,14 +854,12 @@ func TestFlushKeepsUnclaimedAdmissions(t *testing.T) {
 // service asks once more and p1 hears "active" at once.
 func TestUnclaimedUserFindsTheLossItself(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 7}, queue.Config{Threshold: 1})
+	b := setup(t, queue.Config{Threshold: 1})
 	b.check(t, "x", 0)
 	b.check(t, "p1", 1)
 	b.leave(t, "x")
 	b.admitOnce(t, queue.NewWorker(b.svc, queue.WorkerConfig{}, nil), 1)
-	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	b.mem.Lose()
 	if v := b.check(t, "p1", 1); v.Status != queue.StatusActive || v.RecoveringUntil.IsZero() || v.EntryToken == "" {
 		t.Fatalf("p1 finding the loss: %+v, want active during the window", v)
 	}
@@ -863,7 +871,7 @@ func TestUnclaimedUserFindsTheLossItself(t *testing.T) {
 // the new epoch and puts p1 back, so p1's next poll finds it active.
 func TestAnotherInstanceFindsTheLoss(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 6}, queue.Config{Threshold: 1})
+	b := setup(t, queue.Config{Threshold: 1})
 	other := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1})
 	check2 := func(uid string, pos int64) queue.View {
 		t.Helper()
@@ -880,9 +888,7 @@ func TestAnotherInstanceFindsTheLoss(t *testing.T) {
 	w1 := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	b.admitOnce(t, w1, 1)
 	slot := b.clk.Now().Add(queue.DefaultActiveTTL)
-	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
+	b.mem.Lose()
 	if v := check2("z", 5); v.RecoveringUntil.IsZero() {
 		t.Fatalf("z on instance 2 after the flush: %+v, want a recovery window", v)
 	}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/vwr-go/vwr/internal/redistrips"
+	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/services/queue"
 )
 
@@ -21,7 +24,7 @@ import (
 // listed event's counters at every pass: 6 commands per event.)
 func TestFreedSlotRefilledBesideManyListedEvents(t *testing.T) {
 	t.Parallel()
-	b := setup(t, queue.Config{Threshold: 1})
+	b, rdb, rs := setupRedis(t, &redis.Options{Addr: testenv.Redis(t)}, queue.Config{Threshold: 1})
 	const others = 20_000
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -58,11 +61,11 @@ func TestFreedSlotRefilledBesideManyListedEvents(t *testing.T) {
 	b.admitOnce(t, w, 0)
 	b.slotFreedForB(t)
 
-	if err := b.store.Load(b.ctx); err != nil { // no NOSCRIPT retries in the count
+	if err := rs.Load(b.ctx); err != nil { // no NOSCRIPT retries in the count
 		t.Fatal(err)
 	}
 	hook := &redistrips.Hook{}
-	b.rdb.AddHook(hook)
+	rdb.AddHook(hook)
 	b.admitOnce(t, w, 1)
 	trips := hook.Reset()
 	if v := b.check(t, "b", 2); v.Status != queue.StatusActive {

@@ -108,6 +108,44 @@ func (s *Store) Lose() {
 	s.reset()
 }
 
+// Heartbeats reads the event's line: each waiter's last heartbeat, to the
+// start of its queue.HeartbeatTick. The domain's tests of the heartbeat
+// batches read it.
+func (s *Store) Heartbeats(eventID string) map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]time.Time{}
+	if e := s.events[eventID]; e != nil {
+		for uid, w := range e.line {
+			out[uid] = at(w.tick * tickMS)
+		}
+	}
+	return out
+}
+
+// Unschedule takes the event off both schedules, as a lost write (or a
+// store from before the schedules) leaves a listed event: the domain's
+// tests of the worker's safety net use it.
+func (s *Store) Unschedule(eventID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.visits, eventID)
+	delete(s.sweeps, eventID)
+}
+
+// Empty reports whether the store holds nothing: no event state, listing,
+// schedule, claim or ranking.
+func (s *Store) Empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.events {
+		if len(e.line)+len(e.active)+len(e.served)+len(e.unlogged)+len(e.admissions)+len(e.rankPending) > 0 || e.epoch != nil || e.override != 0 {
+			return false
+		}
+	}
+	return len(s.listed)+len(s.visits)+len(s.sweeps)+len(s.claims)+len(s.rankings) == 0
+}
+
 // The line's heartbeat encoding, as lib.lua keeps it: the score carries
 // the tick modulo hbTicks, which orders waiters of one base and decides
 // the sweep.
