@@ -127,92 +127,43 @@ func harness(newStore func(t *testing.T) *Store) storetest.Factory {
 
 var t0 = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 
-const ttl = 600 * time.Second
+const ttl = storetest.TTL
 
+// fixture is storetest's Fixture with the Redis store itself, for the
+// looks behind the port that only Redis has.
 type fixture struct {
-	t   *testing.T
-	s   *Store
-	ctx context.Context
-	ev  string
+	*storetest.Fixture
+	s *Store
 }
 
 func setup(t *testing.T, newStore func(t *testing.T) *Store) *fixture {
 	t.Helper()
-	return &fixture{t: t, s: newStore(t), ctx: context.Background(), ev: "ev-" + fmt.Sprint(time.Now().UnixNano())}
-}
-
-func (f *fixture) check(uid string, score int64, now time.Time, threshold int64) queue.Snapshot {
-	f.t.Helper()
-	snap, err := f.s.Check(f.ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: now, ActiveTTL: ttl, DefaultThreshold: threshold})
-	if err != nil {
-		f.t.Fatalf("Check(%s): %v", uid, err)
-	}
-	return snap
-}
-
-func (f *fixture) admit(now time.Time, threshold, batch int64) queue.AdmitResult {
-	f.t.Helper()
-	res, err := f.s.Admit(f.ctx, queue.AdmitInput{EventID: f.ev, Now: now, ActiveTTL: ttl, DefaultThreshold: threshold, Batch: batch})
-	if err != nil {
-		f.t.Fatalf("Admit: %v", err)
-	}
-	return res
-}
-
-// emptied leaves the event listed but empty: uid joins and leaves, and an
-// admission pass drains the ranking count the join left pending, so that a
-// retire may drop the event.
-func (f *fixture) emptied(uid string) {
-	f.t.Helper()
-	f.check(uid, 1, t0, 1)
-	f.leave(uid)
-	f.admit(t0, 1, 10)
+	s := newStore(t)
+	return &fixture{Fixture: storetest.NewFixture(t, s), s: s}
 }
 
 // script runs only check.lua for uid, as a join whose relist (SADD, then
 // relisted.lua) is still on its way, and returns the snapshot and the
 // relist token.
 func (f *fixture) script(uid string, score int64) (queue.Snapshot, string) {
-	f.t.Helper()
-	reply, err := f.s.runCheck(f.ctx, f.s.k.eventKeys(f.ev),
-		checkArgs(queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}))
+	f.T.Helper()
+	reply, err := f.s.runCheck(f.Ctx, f.s.k.eventKeys(f.Ev),
+		checkArgs(queue.CheckInput{EventID: f.Ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}))
 	if err != nil {
-		f.t.Fatalf("check.lua(%s): %v", uid, err)
+		f.T.Fatalf("check.lua(%s): %v", uid, err)
 	}
 	snap, relist, _, err := parseCheck(reply)
 	if err != nil {
-		f.t.Fatalf("check.lua(%s) reply: %v", uid, err)
+		f.T.Fatalf("check.lua(%s) reply: %v", uid, err)
 	}
 	return snap, relist
 }
 
-// leave removes uid, failing the test on a store error.
-func (f *fixture) leave(uid string) {
-	f.t.Helper()
-	if _, err := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: uid}); err != nil {
-		f.t.Fatalf("Leave(%s): %v", uid, err)
-	}
-}
-
-func (f *fixture) listed() bool {
-	f.t.Helper()
-	evs, err := f.s.Listed(f.ctx)
-	if err != nil {
-		f.t.Fatalf("ActiveEvents: %v", err)
-	}
-	for _, e := range evs {
-		if e == f.ev {
-			return true
-		}
-	}
-	return false
-}
-
 func (f *fixture) zcard(key string) int64 {
-	f.t.Helper()
-	n, err := f.s.rdb.ZCard(f.ctx, key).Result()
+	f.T.Helper()
+	n, err := f.s.rdb.ZCard(f.Ctx, key).Result()
 	if err != nil {
-		f.t.Fatalf("ZCARD %s: %v", key, err)
+		f.T.Fatalf("ZCARD %s: %v", key, err)
 	}
 	return n
 }
@@ -223,10 +174,10 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 	t.Run("the admission claim is a key of its own with the claim's ttl", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		if ok, err := f.s.ClaimAdmission(f.ctx, f.ev, "w1", 4*time.Second); err != nil || !ok {
+		if ok, err := f.s.ClaimAdmission(f.Ctx, f.Ev, "w1", 4*time.Second); err != nil || !ok {
 			t.Fatalf("ClaimAdmission = %v, %v", ok, err)
 		}
-		if pttl, _ := f.s.rdb.PTTL(f.ctx, f.s.k.lock(f.ev)).Result(); pttl <= 0 || pttl > 4*time.Second {
+		if pttl, _ := f.s.rdb.PTTL(f.Ctx, f.s.k.lock(f.Ev)).Result(); pttl <= 0 || pttl > 4*time.Second {
 			t.Fatalf("lock PTTL %v, want (0, 4s]", pttl)
 		}
 	})
@@ -234,15 +185,15 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 	t.Run("reads write nothing", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		s, err := f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: "ghost", Now: t0, DefaultThreshold: 3})
+		s, err := f.s.Touch(f.Ctx, queue.TouchInput{EventID: f.Ev, UserID: "ghost", Now: t0, DefaultThreshold: 3})
 		if err != nil || s.Status != "" {
 			t.Fatalf("ghost: %+v, %v", s, err)
 		}
-		if n, _ := f.s.rdb.Exists(f.ctx, f.s.k.eventKeys(f.ev)...).Result(); n != 0 {
+		if n, _ := f.s.rdb.Exists(f.Ctx, f.s.k.eventKeys(f.Ev)...).Result(); n != 0 {
 			t.Fatalf("touch of an unknown user wrote %d keys", n)
 		}
-		f.check("a", 1, t0, 1)
-		if st, err := f.s.Stats(f.ctx, f.ev, t0.Add(ttl), 1); err != nil || st.ActiveCount != 0 || f.zcard(f.s.k.active(f.ev)) != 1 {
+		f.Check("a", 1, t0, 1)
+		if st, err := f.s.Stats(f.Ctx, f.Ev, t0.Add(ttl), 1); err != nil || st.ActiveCount != 0 || f.zcard(f.s.k.active(f.Ev)) != 1 {
 			t.Fatalf("stats at the slot's end: %+v, %v; the expired slot counted or removed", st, err)
 		}
 	})
@@ -252,11 +203,11 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 		f := setup(t, newStore)
 		// 2021-01-03 is a Sunday in ISO week 2020-W53.
 		now := time.Date(2021, 1, 3, 23, 59, 0, 0, time.UTC)
-		f.check("direct", 1, now, 1)
+		f.Check("direct", 1, now, 1)
 		for i := 2; i <= 4; i++ {
-			f.check(fmt.Sprint("u", i), int64(i), now, 1)
+			f.Check(fmt.Sprint("u", i), int64(i), now, 1)
 		}
-		if res := f.admit(now, 2, 10); len(res.Admitted) != 1 {
+		if res := f.Admit(now, 2, 10); len(res.Admitted) != 1 {
 			t.Fatalf("admitted %v", res.Admitted)
 		}
 		want := map[string]time.Duration{
@@ -266,30 +217,30 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 		}
 		for key, ttl := range want {
 			full := f.s.k.prefix + key
-			if score, err := f.s.rdb.ZScore(f.ctx, full, f.ev).Result(); err != nil || score != 2 {
+			if score, err := f.s.rdb.ZScore(f.Ctx, full, f.Ev).Result(); err != nil || score != 2 {
 				t.Fatalf("%s score %v, %v; want 2 (direct + worker)", key, score, err)
 			}
-			if got, _ := f.s.rdb.TTL(f.ctx, full).Result(); got <= ttl-time.Minute || got > ttl {
+			if got, _ := f.s.rdb.TTL(f.Ctx, full).Result(); got <= ttl-time.Minute || got > ttl {
 				t.Fatalf("%s TTL %v, want %v", key, got, ttl)
 			}
 			// A key that has a TTL keeps it: shorten it and admit again.
-			if err := f.s.rdb.Expire(f.ctx, full, time.Hour).Err(); err != nil {
+			if err := f.s.rdb.Expire(f.Ctx, full, time.Hour).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		f.leave("direct")
-		if res := f.admit(now, 2, 10); len(res.Admitted) != 1 {
+		f.Leave("direct")
+		if res := f.Admit(now, 2, 10); len(res.Admitted) != 1 {
 			t.Fatalf("second pass admitted %v", res.Admitted)
 		}
 		for key := range want {
 			full := f.s.k.prefix + key
-			if got, _ := f.s.rdb.TTL(f.ctx, full).Result(); got > time.Hour {
+			if got, _ := f.s.rdb.TTL(f.Ctx, full).Result(); got > time.Hour {
 				t.Fatalf("%s TTL reset to %v", key, got)
 			}
 		}
 		for _, period := range []string{"daily", "weekly", "monthly"} {
-			r, err := f.s.Ranking(f.ctx, period, now, 10)
-			if err != nil || len(r) != 1 || r[0] != (queue.RankEntry{EventID: f.ev, Admissions: 3}) {
+			r, err := f.s.Ranking(f.Ctx, period, now, 10)
+			if err != nil || len(r) != 1 || r[0] != (queue.RankEntry{EventID: f.Ev, Admissions: 3}) {
 				t.Fatalf("Ranking(%s) = %+v, %v", period, r, err)
 			}
 		}
@@ -298,7 +249,7 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 	t.Run("a join whose script runs inside the retire keeps the event listed", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		f.emptied("a")
+		f.Emptied("a")
 		// The join's script runs between the SREM and the re-check: it
 		// finds the event unmarked and would list it itself, and the
 		// re-check puts it back too.
@@ -308,11 +259,11 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 				t.Errorf("relist token %q inside a retire; want the retire's tombstone", token)
 			}
 		}
-		removed, err := f.s.Retire(f.ctx, f.ev)
-		if err != nil || removed || !f.listed() {
-			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
+		removed, err := f.s.Retire(f.Ctx, f.Ev)
+		if err != nil || removed || !f.Listed() {
+			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.Listed())
 		}
-		if n, err := relistedScript.Run(f.ctx, f.s.rdb, []string{f.s.k.retired(f.ev), f.s.k.listed(f.ev)}, token).Int64(); err != nil || n != 1 {
+		if n, err := relistedScript.Run(f.Ctx, f.s.rdb, []string{f.s.k.retired(f.Ev), f.s.k.listed(f.Ev)}, token).Int64(); err != nil || n != 1 {
 			t.Fatalf("the join's relisted.lua = %d, %v; want 1", n, err)
 		}
 		if _, relist := f.script("c", 3); relist != "" {
@@ -323,25 +274,25 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 	t.Run("a worker that dies inside a retire leaves the event to the next join", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		f.emptied("a")
+		f.Emptied("a")
 		// 'begin' ran; the SREM did too, the re-check never did.
-		if keep, err := retireScript.Run(f.ctx, f.s.rdb, f.s.k.eventKeys(f.ev), "begin", 60000, "dead-worker").Int64(); err != nil || keep != 0 {
+		if keep, err := retireScript.Run(f.Ctx, f.s.rdb, f.s.k.eventKeys(f.Ev), "begin", 60000, "dead-worker").Int64(); err != nil || keep != 0 {
 			t.Fatalf("begin = %d, %v", keep, err)
 		}
-		if err := f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+		if err := f.s.rdb.SRem(f.Ctx, f.s.k.activeEvents(), f.Ev).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if s := f.check("b", 2, t0, 1); s.Status != queue.StatusActive || !f.listed() {
-			t.Fatalf("join after a dead retire: %+v, listed %v", s, f.listed())
+		if s := f.Check("b", 2, t0, 1); s.Status != queue.StatusActive || !f.Listed() {
+			t.Fatalf("join after a dead retire: %+v, listed %v", s, f.Listed())
 		}
 	})
 
 	t.Run("every join after a retire lists the event until one has", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		f.emptied("a")
-		if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed || f.listed() {
-			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
+		f.Emptied("a")
+		if removed, err := f.s.Retire(f.Ctx, f.Ev); err != nil || !removed || f.Listed() {
+			t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.Listed())
 		}
 		// b's script finds the tombstone, but b's relist is still on its
 		// way when c's script runs: c must relist too, or c's Check would
@@ -351,27 +302,27 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 		if tb == "" || tb == "+" || tc != tb {
 			t.Fatalf("relist tokens b=%q c=%q; want the same tombstone for both", tb, tc)
 		}
-		if f.listed() {
+		if f.Listed() {
 			t.Fatal("setup: listed before any relist")
 		}
 
 		// Through Store.Check (scripts cached): the script, the SADD, then
 		// relisted.lua clears the tombstone and marks the event listed.
-		if err := f.s.Load(f.ctx); err != nil {
+		if err := f.s.Load(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 		h := &redistrips.Hook{}
 		f.s.rdb.AddHook(h)
-		f.check("d", 4, t0, 1)
+		f.Check("d", 4, t0, 1)
 		trips, scripts, names := counts(h)
-		if trips != 3 || scripts != 2 || fmt.Sprint(names) != "[evalsha sadd evalsha]" || !f.listed() {
+		if trips != 3 || scripts != 2 || fmt.Sprint(names) != "[evalsha sadd evalsha]" || !f.Listed() {
 			t.Fatalf("check after a retire sent %d trips %v; want [evalsha] [sadd] [evalsha]", trips, names)
 		}
-		if n, _ := f.s.rdb.Exists(f.ctx, f.s.k.retired(f.ev)).Result(); n != 0 {
+		if n, _ := f.s.rdb.Exists(f.Ctx, f.s.k.retired(f.Ev)).Result(); n != 0 {
 			t.Fatal("the tombstone outlived its relist")
 		}
 		counts(h)
-		f.check("d", 4, t0, 1)
+		f.Check("d", 4, t0, 1)
 		if trips, _, names := counts(h); trips != 1 || fmt.Sprint(names) != "[evalsha]" {
 			t.Fatalf("check after the relist sent %v; want one script call alone", names)
 		}
@@ -386,8 +337,8 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 			t.Run(c.name, func(t *testing.T) {
 				f := setup(t, newStore)
 				if c.retired {
-					f.emptied("a")
-					if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed {
+					f.Emptied("a")
+					if removed, err := f.s.Retire(f.Ctx, f.Ev); err != nil || !removed {
 						t.Fatalf("Retire = %v, %v", removed, err)
 					}
 				}
@@ -395,16 +346,16 @@ func runRedisOnly(t *testing.T, newStore func(t *testing.T) *Store) {
 				if old == "" {
 					t.Fatal("a join of an unlisted event got no relist token")
 				}
-				if err := f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil { // ...its SADD lands...
+				if err := f.s.rdb.SAdd(f.Ctx, f.s.k.activeEvents(), f.Ev).Err(); err != nil { // ...its SADD lands...
 					t.Fatal(err)
 				}
-				f.leave("b")
-				f.admit(t0, 1, 10)
-				if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || !removed { // ...a retire runs...
+				f.Leave("b")
+				f.Admit(t0, 1, 10)
+				if removed, err := f.s.Retire(f.Ctx, f.Ev); err != nil || !removed { // ...a retire runs...
 					t.Fatalf("second Retire = %v, %v", removed, err)
 				}
 				// ...so b's late relisted.lua must mark nothing: the event is unlisted.
-				if n, err := relistedScript.Run(f.ctx, f.s.rdb, []string{f.s.k.retired(f.ev), f.s.k.listed(f.ev)}, old).Int64(); err != nil || n != 0 {
+				if n, err := relistedScript.Run(f.Ctx, f.s.rdb, []string{f.s.k.retired(f.Ev), f.s.k.listed(f.Ev)}, old).Int64(); err != nil || n != 0 {
 					t.Fatalf("stale relisted.lua = %d, %v; want 0", n, err)
 				}
 				if _, relist := f.script("c", 3); relist == "" || relist == old {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vwr-go/vwr/services/queue"
+	"github.com/vwr-go/vwr/services/queue/storetest"
 )
 
 // hostileIDs are valid user ids (1–256 bytes of printable UTF-8) made of
@@ -37,8 +38,8 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
 			fa := setup(t, be.new)
-			fb := &fixture{t: t, s: fa.s, ctx: fa.ctx, ev: fa.ev + "-b"}
-			a, b := fa.ev, fb.ev
+			fb := &fixture{Fixture: &storetest.Fixture{T: t, S: fa.s, Ctx: fa.Ctx, Ev: fa.Ev + "-b"}, s: fa.s}
+			a, b := fa.Ev, fb.Ev
 			ids := hostileIDs(fa.s, b)
 			for _, id := range ids {
 				if !queue.ValidUser(id) {
@@ -48,13 +49,13 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 
 			// b: a threshold, one active (served), two queued (named by a
 			// header), pending rankings, a lock.
-			if err := fb.s.SetThreshold(fb.ctx, b, 1); err != nil {
+			if err := fb.s.SetThreshold(fb.Ctx, b, 1); err != nil {
 				t.Fatal(err)
 			}
-			fb.check("b1", 1, t0, 5)
-			fb.check("b2", 2, t0, 5)
-			fb.check("b3", 3, t0, 5)
-			if ok, err := fb.s.ClaimAdmission(fb.ctx, b, "worker-b", time.Hour); err != nil || !ok {
+			fb.Check("b1", 1, t0, 5)
+			fb.Check("b2", 2, t0, 5)
+			fb.Check("b3", 3, t0, 5)
+			if ok, err := fb.s.ClaimAdmission(fb.Ctx, b, "worker-b", time.Hour); err != nil || !ok {
 				t.Fatalf("Lock(b) = %v, %v", ok, err)
 			}
 			before := dump(t, fa.s, "*{"+b+"}*")
@@ -63,40 +64,40 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 			}
 
 			// a, threshold 1: the first id enters, the rest queue behind it.
-			if s := fa.check(ids[0], 1, t0, 1); !s.Activated {
+			if s := fa.Check(ids[0], 1, t0, 1); !s.Activated {
 				t.Fatalf("%q: %+v, want activated", ids[0], s)
 			}
 			for i, id := range ids[1:] {
-				if s := fa.check(id, int64(i+2), t0, 1); s.Status != queue.StatusQueued || s.Rank != int64(i) {
+				if s := fa.Check(id, int64(i+2), t0, 1); s.Status != queue.StatusQueued || s.Rank != int64(i) {
 					t.Fatalf("%q: %+v, want queued at rank %d", id, s, i)
 				}
 			}
 			for i, id := range ids[1:] {
-				s, err := fa.s.Touch(fa.ctx, queue.TouchInput{EventID: a, UserID: id, Now: t0, DefaultThreshold: 1})
+				s, err := fa.s.Touch(fa.Ctx, queue.TouchInput{EventID: a, UserID: id, Now: t0, DefaultThreshold: 1})
 				if err != nil || s.Status != queue.StatusQueued || s.Rank != int64(i) {
 					t.Fatalf("Touch(%q) = %+v, %v", id, s, err)
 				}
-				if score, ok, err := fa.s.QueueScore(fa.ctx, a, id); err != nil || !ok || score != int64(i+2) {
+				if score, ok, err := fa.s.QueueScore(fa.Ctx, a, id); err != nil || !ok || score != int64(i+2) {
 					t.Fatalf("QueueScore(%q) = %d, %v, %v", id, score, ok, err)
 				}
 			}
-			if s, err := fa.s.Touch(fa.ctx, queue.TouchInput{EventID: a, UserID: "never {" + b + "}:queue", Now: t0, DefaultThreshold: 1}); err != nil || s.Status != "" {
+			if s, err := fa.s.Touch(fa.Ctx, queue.TouchInput{EventID: a, UserID: "never {" + b + "}:queue", Now: t0, DefaultThreshold: 1}); err != nil || s.Status != "" {
 				t.Fatalf("Touch(stranger) = %+v, %v", s, err)
 			}
-			fa.leave(ids[0])
-			if res := fa.admit(t0, 1, 10); len(res.Admitted) != 1 || res.Admitted[0] != ids[1] {
+			fa.Leave(ids[0])
+			if res := fa.Admit(t0, 1, 10); len(res.Admitted) != 1 || res.Admitted[0] != ids[1] {
 				t.Fatalf("admitted %q, want exactly [%q]", res.Admitted, ids[1])
 			}
-			if s := fa.check(ids[1], 2, t0.Add(time.Second), 1); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(t0.Add(ttl)) {
+			if s := fa.Check(ids[1], 2, t0.Add(time.Second), 1); s.Status != queue.StatusActive || !s.ExpiresAt.Equal(t0.Add(ttl)) {
 				t.Fatalf("%q after admission: %+v", ids[1], s)
 			}
-			if ok, err := fa.s.Leave(fa.ctx, queue.LeaveInput{EventID: a, UserID: ids[2]}); err != nil || !ok {
+			if ok, err := fa.s.Leave(fa.Ctx, queue.LeaveInput{EventID: a, UserID: ids[2]}); err != nil || !ok {
 				t.Fatalf("Leave(%q) = %v, %v", ids[2], ok, err)
 			}
-			if n, err := fa.s.Sweep(fa.ctx, a, t0.Add(time.Minute), time.Second); err != nil || n != len(ids)-3 {
+			if n, err := fa.s.Sweep(fa.Ctx, a, t0.Add(time.Minute), time.Second); err != nil || n != len(ids)-3 {
 				t.Fatalf("Sweep = %d, %v; want the %d still queued", n, err, len(ids)-3)
 			}
-			if st, err := fa.s.Stats(fa.ctx, a, t0.Add(time.Second), 1); err != nil || st.QueueSize != 0 || st.ActiveCount != 1 || st.AdmittedLastMinute != 2 {
+			if st, err := fa.s.Stats(fa.Ctx, a, t0.Add(time.Second), 1); err != nil || st.QueueSize != 0 || st.ActiveCount != 1 || st.AdmittedLastMinute != 2 {
 				t.Fatalf("Stats(a) = %+v, %v", st, err)
 			}
 
@@ -118,11 +119,11 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 			if !mapsEqual(got, want) {
 				t.Fatalf("a's keys:\n got %q\nwant %q", got, want)
 			}
-			evs, err := fa.s.Listed(fa.ctx)
+			evs, err := fa.s.Listed(fa.Ctx)
 			if slices.Sort(evs); err != nil || fmt.Sprint(evs) != fmt.Sprint([]string{a, b}) {
 				t.Fatalf("active events %q, %v; want [%s %s]", evs, err, a, b)
 			}
-			if r, err := fa.s.Ranking(fa.ctx, "daily", t0, 10); err != nil || len(r) != 1 || r[0] != (queue.RankEntry{EventID: a, Admissions: 2}) {
+			if r, err := fa.s.Ranking(fa.Ctx, "daily", t0, 10); err != nil || len(r) != 1 || r[0] != (queue.RankEntry{EventID: a, Admissions: 2}) {
 				t.Fatalf("daily ranking %+v, %v; want only %s with 2", r, err, a)
 			}
 		})

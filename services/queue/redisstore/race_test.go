@@ -22,37 +22,37 @@ func TestSeedRetireLosesEvents(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			f := setup(t, b.new)
-			f.emptied("x")
+			f.Emptied("x")
 
 			// The seed: the worker sees both sets empty...
-			if f.zcard(f.s.k.queue(f.ev))+f.zcard(f.s.k.active(f.ev)) != 0 {
+			if f.zcard(f.s.k.queue(f.Ev))+f.zcard(f.s.k.active(f.Ev)) != 0 {
 				t.Fatal("setup: event not empty")
 			}
-			f.check("a", 1, t0, 1) // ...someone joins (activated: ZADD + SADD)...
-			f.check("b", 2, t0, 1) // ...someone queues behind them...
-			if err := f.s.rdb.SRem(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+			f.Check("a", 1, t0, 1) // ...someone joins (activated: ZADD + SADD)...
+			f.Check("b", 2, t0, 1) // ...someone queues behind them...
+			if err := f.s.rdb.SRem(f.Ctx, f.s.k.activeEvents(), f.Ev).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if f.listed() || f.zcard(f.s.k.queue(f.ev)) != 1 {
+			if f.Listed() || f.zcard(f.s.k.queue(f.Ev)) != 1 {
 				t.Fatal("seed interleaving did not lose the event")
 			}
 			// ...and b waits forever. Store.Retire over the same
 			// interleaving: the worker's pass sees the event empty...
-			if err := f.s.rdb.SAdd(f.ctx, f.s.k.activeEvents(), f.ev).Err(); err != nil {
+			if err := f.s.rdb.SAdd(f.Ctx, f.s.k.activeEvents(), f.Ev).Err(); err != nil {
 				t.Fatal(err)
 			}
-			f.leave("a")
-			f.leave("b")
-			if res := f.admit(t0, 1, 10); res.QueueSize+res.ActiveCount != 0 {
+			f.Leave("a")
+			f.Leave("b")
+			if res := f.Admit(t0, 1, 10); res.QueueSize+res.ActiveCount != 0 {
 				t.Fatalf("setup: admit pass saw %+v", res)
 			}
 			// ...a and b join (ZADD and SADD both land)...
-			f.check("a", 1, t0, 1)
-			f.check("b", 2, t0, 1)
+			f.Check("a", 1, t0, 1)
+			f.Check("b", 2, t0, 1)
 			// ...and the worker retires: only Retire's re-check can keep
 			// the event, since both joins' SADDs came before its SREM.
-			if removed, err := f.s.Retire(f.ctx, f.ev); err != nil || removed || !f.listed() {
-				t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.listed())
+			if removed, err := f.s.Retire(f.Ctx, f.Ev); err != nil || removed || !f.Listed() {
+				t.Fatalf("Retire = %v, %v; listed %v", removed, err, f.Listed())
 			}
 		})
 	}
@@ -79,8 +79,8 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 			// the first.
 			probe := func(uid string) {
 				g1 := retireGen.Load()
-				listed, err1 := f.s.rdb.SIsMember(ctx, f.s.k.activeEvents(), f.ev).Result()
-				_, err2 := f.s.rdb.ZScore(ctx, f.s.k.queue(f.ev), uid).Result()
+				listed, err1 := f.s.rdb.SIsMember(ctx, f.s.k.activeEvents(), f.Ev).Result()
+				_, err2 := f.s.rdb.ZScore(ctx, f.s.k.queue(f.Ev), uid).Result()
 				if g2 := retireGen.Load(); err1 == nil && err2 == nil && g1 == g2 && g1%2 == 0 && !listed {
 					violations.Add(1)
 				}
@@ -97,7 +97,7 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 						default:
 						}
 						// Like the real worker, visit the event only while listed.
-						listed, err := f.s.rdb.SIsMember(ctx, f.s.k.activeEvents(), f.ev).Result()
+						listed, err := f.s.rdb.SIsMember(ctx, f.s.k.activeEvents(), f.Ev).Result()
 						if err != nil {
 							workerDone <- err
 							return
@@ -106,14 +106,14 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 							runtime.Gosched()
 							continue
 						}
-						res, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000})
+						res, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.Ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000})
 						if err != nil {
 							workerDone <- err
 							return
 						}
 						if res.QueueSize == 0 && res.ActiveCount == 0 {
 							retireGen.Add(1) // odd: a retire is under way
-							removed, err := f.s.Retire(ctx, f.ev)
+							removed, err := f.s.Retire(ctx, f.Ev)
 							retireGen.Add(1)
 							if err != nil {
 								workerDone <- err
@@ -136,7 +136,7 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 							// Even joiners always queue (threshold 0 on their
 							// check), odd ones enter directly when the line is empty.
 							th := int64(1000 * (j % 2))
-							snap, err := f.s.Check(ctx, queue.CheckInput{EventID: f.ev, UserID: uid, Score: int64(i), Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: th})
+							snap, err := f.s.Check(ctx, queue.CheckInput{EventID: f.Ev, UserID: uid, Score: int64(i), Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: th})
 							if err != nil {
 								errs <- err
 								return
@@ -148,7 +148,7 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 							}
 							// Actives leave at once, so the event empties often.
 							if snap.Status == queue.StatusActive {
-								if _, err := f.s.Leave(ctx, queue.LeaveInput{EventID: f.ev, UserID: uid}); err != nil {
+								if _, err := f.s.Leave(ctx, queue.LeaveInput{EventID: f.Ev, UserID: uid}); err != nil {
 									errs <- err
 									return
 								}
@@ -165,13 +165,13 @@ func TestActiveEventsInvariantUnderConcurrency(t *testing.T) {
 				for err := range errs {
 					t.Fatal(err)
 				}
-				q, a := f.zcard(f.s.k.queue(f.ev)), f.zcard(f.s.k.active(f.ev))
-				if (q > 0 || a > 0) && !f.listed() {
+				q, a := f.zcard(f.s.k.queue(f.Ev)), f.zcard(f.s.k.active(f.Ev))
+				if (q > 0 || a > 0) && !f.Listed() {
 					t.Fatalf("round %d: %d queued and %d active but the event is not in the active-events set", r, q, a)
 				}
 				// Drain this round's line so the next starts empty.
-				for f.zcard(f.s.k.queue(f.ev)) > 0 {
-					if _, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000}); err != nil {
+				for f.zcard(f.s.k.queue(f.Ev)) > 0 {
+					if _, err := f.s.Admit(ctx, queue.AdmitInput{EventID: f.Ev, Now: time.Now(), ActiveTTL: time.Millisecond, DefaultThreshold: 1000, Batch: 1000}); err != nil {
 						t.Fatalf("round %d: drain: %v", r, err)
 					}
 				}

@@ -15,10 +15,10 @@ func runPlanner(t *testing.T, newStore Factory) {
 	t.Run("the visit schedule answers what is due, most overdue first", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		a, b, c := f.ev+"-a", f.ev+"-b", f.ev+"-c"
+		a, b, c := f.Ev+"-a", f.Ev+"-b", f.Ev+"-c"
 		due := func(now time.Time) string {
 			t.Helper()
-			evs, err := f.s.DueVisits(f.ctx, now)
+			evs, err := f.S.DueVisits(f.Ctx, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -28,7 +28,7 @@ func runPlanner(t *testing.T, newStore Factory) {
 			t.Fatalf("due on an empty schedule: %s", got)
 		}
 		for ev, at := range map[string]time.Time{a: t0.Add(2 * time.Second), b: t0, c: t0.Add(time.Hour)} {
-			if err := f.s.Schedule(f.ctx, ev, at, time.Time{}); err != nil {
+			if err := f.S.Schedule(f.Ctx, ev, at, time.Time{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -36,7 +36,7 @@ func runPlanner(t *testing.T, newStore Factory) {
 			t.Fatalf("due = %s, want %s", got, want)
 		}
 		// A visit that is done schedules the next one, later or sooner.
-		if err := f.s.Schedule(f.ctx, b, t0.Add(3*time.Second), time.Time{}); err != nil {
+		if err := f.S.Schedule(f.Ctx, b, t0.Add(3*time.Second), time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := due(t0.Add(2*time.Second)), fmt.Sprint([]string{a}); got != want {
@@ -44,25 +44,25 @@ func runPlanner(t *testing.T, newStore Factory) {
 		}
 		// Woken: due at once, whatever anyone's clock says; a visit due
 		// sooner stays.
-		if err := f.s.Wake(f.ctx, []string{c, f.ev + "-new"}); err != nil {
+		if err := f.S.Wake(f.Ctx, []string{c, f.Ev + "-new"}); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := due(t0.Add(-time.Hour)), fmt.Sprint([]string{c, f.ev + "-new"}); got != want {
+		if got, want := due(t0.Add(-time.Hour)), fmt.Sprint([]string{c, f.Ev + "-new"}); got != want {
 			t.Fatalf("due after the wake = %s, want %s", got, want)
 		}
 		// Enlist puts on the schedule, due at once, only those not on it.
-		n, err := f.s.Enlist(f.ctx, []string{a, b, f.ev + "-lost"})
+		n, err := f.S.Enlist(f.Ctx, []string{a, b, f.Ev + "-lost"})
 		if err != nil || n != 1 {
 			t.Fatalf("Enlist = %d, %v; want 1 (the event missing from the schedule)", n, err)
 		}
-		if got, want := due(t0), fmt.Sprint([]string{c, f.ev + "-lost", f.ev + "-new"}); got != want {
+		if got, want := due(t0), fmt.Sprint([]string{c, f.Ev + "-lost", f.Ev + "-new"}); got != want {
 			t.Fatalf("due after the enlist = %s, want %s (a and b keep their visits)", got, want)
 		}
 		// A raised threshold frees slots: its event is due at once.
-		if err := f.s.SetThreshold(f.ctx, a, 5); err != nil {
+		if err := f.S.SetThreshold(f.Ctx, a, 5); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := due(t0), fmt.Sprint([]string{a, c, f.ev + "-lost", f.ev + "-new"}); got != want {
+		if got, want := due(t0), fmt.Sprint([]string{a, c, f.Ev + "-lost", f.Ev + "-new"}); got != want {
 			t.Fatalf("due after a's threshold was raised = %s, want %s", got, want)
 		}
 	})
@@ -72,39 +72,39 @@ func runPlanner(t *testing.T, newStore Factory) {
 		f := setup(t, newStore)
 		sweeps := func(now time.Time) string {
 			t.Helper()
-			evs, err := f.s.DueSweeps(f.ctx, now)
+			evs, err := f.S.DueSweeps(f.Ctx, now)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return fmt.Sprint(evs)
 		}
-		if err := f.s.Schedule(f.ctx, f.ev, t0, t0.Add(time.Second)); err != nil {
+		if err := f.S.Schedule(f.Ctx, f.Ev, t0, t0.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		// A later visit that finds the line again keeps the scheduled sweep.
-		if err := f.s.Schedule(f.ctx, f.ev, t0.Add(time.Second), t0.Add(time.Hour)); err != nil {
+		if err := f.S.Schedule(f.Ctx, f.Ev, t0.Add(time.Second), t0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if got := sweeps(t0); got != "[]" {
 			t.Fatalf("sweeps due before the first = %s", got)
 		}
-		if got := sweeps(t0.Add(time.Second)); got != fmt.Sprint([]string{f.ev}) {
-			t.Fatalf("sweeps due = %s, want [%s]", got, f.ev)
+		if got := sweeps(t0.Add(time.Second)); got != fmt.Sprint([]string{f.Ev}) {
+			t.Fatalf("sweeps due = %s, want [%s]", got, f.Ev)
 		}
-		if err := f.s.ScheduleSweep(f.ctx, f.ev, t0.Add(30*time.Second)); err != nil {
+		if err := f.S.ScheduleSweep(f.Ctx, f.Ev, t0.Add(30*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		if got := sweeps(t0.Add(29 * time.Second)); got != "[]" {
 			t.Fatalf("sweeps due before the next = %s", got)
 		}
-		f.emptied("a")
-		if retired, err := f.s.Retire(f.ctx, f.ev); err != nil || !retired {
+		f.Emptied("a")
+		if retired, err := f.S.Retire(f.Ctx, f.Ev); err != nil || !retired {
 			t.Fatalf("Retire = %v, %v", retired, err)
 		}
 		if got := sweeps(t0.Add(time.Hour)); got != "[]" {
 			t.Fatalf("sweeps due after the retire = %s", got)
 		}
-		if evs, err := f.s.DueVisits(f.ctx, t0.Add(time.Hour)); err != nil || len(evs) != 0 {
+		if evs, err := f.S.DueVisits(f.Ctx, t0.Add(time.Hour)); err != nil || len(evs) != 0 {
 			t.Fatalf("visits due after the retire = %v, %v", evs, err)
 		}
 	})
@@ -125,7 +125,7 @@ func runPlanner(t *testing.T, newStore Factory) {
 			{"c", 2, false, "a waiter's poll"},
 		}
 		for i, st := range steps {
-			if s := f.check(st.uid, int64(i+1), t0, st.th); s.Wake != st.wake {
+			if s := f.Check(st.uid, int64(i+1), t0, st.th); s.Wake != st.wake {
 				t.Fatalf("%s (%s): Wake %v, want %v", st.uid, st.why, s.Wake, st.wake)
 			}
 		}
@@ -134,22 +134,22 @@ func runPlanner(t *testing.T, newStore Factory) {
 	t.Run("a duty's lease has one holder, renewed by it, until it lapses", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		duty := f.ev // a duty of this test's own
+		duty := f.Ev // a duty of this test's own
 		steps := []struct {
 			owner string
 			want  bool
 		}{{"w1", true}, {"w2", false}, {"w1", true}, {"w2", false}}
 		for i, st := range steps {
-			if ok, err := f.s.Lease(f.ctx, duty, st.owner, time.Minute); err != nil || ok != st.want {
+			if ok, err := f.S.Lease(f.Ctx, duty, st.owner, time.Minute); err != nil || ok != st.want {
 				t.Fatalf("step %d Lease(%s) = %v, %v; want %v", i, st.owner, ok, err, st.want)
 			}
 		}
 		other := duty + "-other"
-		if ok, err := f.s.Lease(f.ctx, other, "w2", lapse); err != nil || !ok {
+		if ok, err := f.S.Lease(f.Ctx, other, "w2", lapse); err != nil || !ok {
 			t.Fatalf("another duty's lease = %v, %v", ok, err)
 		}
 		f.elapse(2 * lapse)
-		if ok, err := f.s.Lease(f.ctx, other, "w1", time.Minute); err != nil || !ok {
+		if ok, err := f.S.Lease(f.Ctx, other, "w1", time.Minute); err != nil || !ok {
 			t.Fatalf("Lease after the holder stopped renewing = %v, %v; want taken over", ok, err)
 		}
 	})
@@ -161,12 +161,12 @@ func runPlanner(t *testing.T, newStore Factory) {
 			owner string
 			want  bool
 		}{{"w1", true}, {"w2", false}, {"w1", false}} {
-			if ok, err := f.s.ClaimSweep(f.ctx, f.ev, st.owner, lapse); err != nil || ok != st.want {
+			if ok, err := f.S.ClaimSweep(f.Ctx, f.Ev, st.owner, lapse); err != nil || ok != st.want {
 				t.Fatalf("step %d ClaimSweep(%s) = %v, %v; want %v", i, st.owner, ok, err, st.want)
 			}
 		}
 		f.elapse(2 * lapse)
-		if ok, err := f.s.ClaimSweep(f.ctx, f.ev, "w2", lapse); err != nil || !ok {
+		if ok, err := f.S.ClaimSweep(f.Ctx, f.Ev, "w2", lapse); err != nil || !ok {
 			t.Fatalf("ClaimSweep after the interval = %v, %v; want true", ok, err)
 		}
 	})
@@ -174,19 +174,19 @@ func runPlanner(t *testing.T, newStore Factory) {
 	t.Run("epochs are read in order and never started by the read", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		g := &fixture{t: t, h: f.h, s: f.s, ctx: f.ctx, ev: f.ev + "-g"}
-		if ids, err := f.s.Epochs(f.ctx, []string{f.ev, g.ev}); err != nil || fmt.Sprint(ids) != "[ ]" {
+		g := &fixture{Fixture: &Fixture{T: t, S: f.S, Ctx: f.Ctx, Ev: f.Ev + "-g"}, h: f.h}
+		if ids, err := f.S.Epochs(f.Ctx, []string{f.Ev, g.Ev}); err != nil || fmt.Sprint(ids) != "[ ]" {
 			t.Fatalf("Epochs before any step = %q, %v", ids, err)
 		}
-		in := queue.CheckInput{EventID: g.ev, UserID: "u", Score: 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1,
+		in := queue.CheckInput{EventID: g.Ev, UserID: "u", Score: 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1,
 			Epoch: queue.EpochInput{Candidate: "epoch-g", Window: time.Minute}}
-		if s, err := f.s.Check(f.ctx, in); err != nil || s.Epoch.ID != "epoch-g" {
+		if s, err := f.S.Check(f.Ctx, in); err != nil || s.Epoch.ID != "epoch-g" {
 			t.Fatalf("Check = %+v, %v; want epoch-g started", s, err)
 		}
-		if ids, err := f.s.Epochs(f.ctx, []string{f.ev, g.ev, f.ev}); err != nil || fmt.Sprint(ids) != "[ epoch-g ]" {
+		if ids, err := f.S.Epochs(f.Ctx, []string{f.Ev, g.Ev, f.Ev}); err != nil || fmt.Sprint(ids) != "[ epoch-g ]" {
 			t.Fatalf("Epochs = %q, %v; want [\"\" epoch-g \"\"]", ids, err)
 		}
-		if ids, err := f.s.Epochs(f.ctx, nil); err != nil || len(ids) != 0 {
+		if ids, err := f.S.Epochs(f.Ctx, nil); err != nil || len(ids) != 0 {
 			t.Fatalf("Epochs of none = %q, %v", ids, err)
 		}
 	})
@@ -194,14 +194,14 @@ func runPlanner(t *testing.T, newStore Factory) {
 	t.Run("the largest bases keep their order and their heartbeats, and a larger one writes nothing", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		f.check("x", 1, t0, 1)
+		f.Check("x", 1, t0, 1)
 		top := int64(queue.MaxLineBase)
-		f.check("last", top, t0, 1)
-		f.check("before", top-1, t0, 1)
+		f.Check("last", top, t0, 1)
+		f.Check("before", top-1, t0, 1)
 		for i := 1; i <= 3; i++ { // heartbeats in later ticks
-			f.check("last", 0, t0.Add(time.Duration(i)*7*time.Second), 1)
+			f.Check("last", 0, t0.Add(time.Duration(i)*7*time.Second), 1)
 		}
-		if n, err := f.s.Sweep(f.ctx, f.ev, t0.Add(30*time.Second), time.Minute); err != nil || n != 0 {
+		if n, err := f.S.Sweep(f.Ctx, f.Ev, t0.Add(30*time.Second), time.Minute); err != nil || n != 0 {
 			t.Fatalf("Sweep = %d, %v", n, err)
 		}
 		ids, by := f.line(t0.Add(30 * time.Second))
@@ -209,7 +209,7 @@ func runPlanner(t *testing.T, newStore Factory) {
 			!by["last"].Heard.Equal(heard(t0.Add(21*time.Second))) {
 			t.Fatalf("line %v %+v; want before (%d) then last (%d, heard at +21 s)", ids, by, top-1, top)
 		}
-		_, err := f.s.Check(f.ctx, queue.CheckInput{EventID: f.ev, UserID: "over", Score: top + 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1})
+		_, err := f.S.Check(f.Ctx, queue.CheckInput{EventID: f.Ev, UserID: "over", Score: top + 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1})
 		if err == nil {
 			t.Fatal("a base above MaxLineBase was accepted")
 		}

@@ -19,63 +19,63 @@ const (
 
 // in is a CheckInput of the fixture's event with the idle limit on.
 func (f *fixture) in(uid string, score int64, now time.Time, threshold int64, pass bool) queue.CheckInput {
-	return queue.CheckInput{EventID: f.ev, UserID: uid, Score: score, Now: now, ActiveTTL: ttl, DefaultThreshold: threshold,
+	return queue.CheckInput{EventID: f.Ev, UserID: uid, Score: score, Now: now, ActiveTTL: ttl, DefaultThreshold: threshold,
 		Pass: pass, Idle: idle}
 }
 
 func (f *fixture) checkIn(in queue.CheckInput) queue.Snapshot {
-	f.t.Helper()
-	snap, err := f.s.Check(f.ctx, in)
+	f.T.Helper()
+	snap, err := f.S.Check(f.Ctx, in)
 	if err != nil {
-		f.t.Fatalf("Check(%s): %v", in.UserID, err)
+		f.T.Fatalf("Check(%s): %v", in.UserID, err)
 	}
 	return snap
 }
 
 // pass checks uid in with a Tier 1 pass at position pos.
 func (f *fixture) pass(uid string, pos int64, now time.Time, threshold int64) queue.Snapshot {
-	f.t.Helper()
+	f.T.Helper()
 	return f.checkIn(f.in(uid, pos, now, threshold, true))
 }
 
 func (f *fixture) touch(uid string, now time.Time) queue.Snapshot {
-	f.t.Helper()
-	s, err := f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: uid, Now: now, DefaultThreshold: 10, Idle: idle})
+	f.T.Helper()
+	s, err := f.S.Touch(f.Ctx, queue.TouchInput{EventID: f.Ev, UserID: uid, Now: now, DefaultThreshold: 10, Idle: idle})
 	if err != nil {
-		f.t.Fatalf("Touch(%s): %v", uid, err)
+		f.T.Fatalf("Touch(%s): %v", uid, err)
 	}
 	return s
 }
 
 func (f *fixture) leavePass(uid string, ledger bool) {
-	f.t.Helper()
-	if _, err := f.s.Leave(f.ctx, queue.LeaveInput{EventID: f.ev, UserID: uid, Pass: true, Ledger: ledger}); err != nil {
-		f.t.Fatalf("Leave(%s): %v", uid, err)
+	f.T.Helper()
+	if _, err := f.S.Leave(f.Ctx, queue.LeaveInput{EventID: f.Ev, UserID: uid, Pass: true, Ledger: ledger}); err != nil {
+		f.T.Fatalf("Leave(%s): %v", uid, err)
 	}
 }
 
 func (f *fixture) admitIn(in queue.AdmitInput) queue.AdmitResult {
-	f.t.Helper()
-	in.EventID, in.ActiveTTL, in.Batch = f.ev, ttl, max(in.Batch, 10)
-	res, err := f.s.Admit(f.ctx, in)
+	f.T.Helper()
+	in.EventID, in.ActiveTTL, in.Batch = f.Ev, ttl, max(in.Batch, 10)
+	res, err := f.S.Admit(f.Ctx, in)
 	if err != nil {
-		f.t.Fatalf("Admit: %v", err)
+		f.T.Fatalf("Admit: %v", err)
 	}
 	return res
 }
 
 // lose makes the store lose the event's state, as a FLUSHALL does.
 func (f *fixture) lose() {
-	f.t.Helper()
-	f.h.Lose(f.t, f.ev)
+	f.T.Helper()
+	f.h.Lose(f.T, f.Ev)
 }
 
 func (f *fixture) replay(now time.Time, finish string, ledger bool, entries ...queue.Served) int {
-	f.t.Helper()
-	n, err := f.s.Replay(f.ctx, queue.ReplayInput{EventID: f.ev, Entries: entries, Now: now, Finish: finish, Ledger: ledger,
+	f.T.Helper()
+	n, err := f.S.Replay(f.Ctx, queue.ReplayInput{EventID: f.Ev, Entries: entries, Now: now, Finish: finish, Ledger: ledger,
 		RebuildGrace: grace})
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return n
 }
@@ -117,17 +117,17 @@ func runServed(t *testing.T, newStore Factory) {
 				t.Fatalf("%s touch: %+v, want unknown, done (%s)", c.uid, ts, c.done)
 			}
 		}
-		if st, err := f.s.Stats(f.ctx, f.ev, end, 5); err != nil || st.ActiveCount != 0 || st.QueueSize != 0 {
+		if st, err := f.S.Stats(f.Ctx, f.Ev, end, 5); err != nil || st.ActiveCount != 0 || st.QueueSize != 0 {
 			t.Fatalf("stats at the end: %+v, %v; want nobody", st, err)
 		}
 		// A header identity may come back: it joins again, at the back.
 		g := setup(t, newStore)
-		g.check("x", 1, t0, 1)
-		g.check("w", t0.UnixMilli(), t0, 1)
-		g.leave("x")
-		g.admit(t0, 1, 1) // w takes the slot x freed
-		g.check("v", t0.Add(time.Second).UnixMilli(), t0.Add(time.Second), 1)
-		if s := g.check("x", t0.Add(2*time.Second).UnixMilli(), t0.Add(2*time.Second), 1); s.Status != queue.StatusQueued || s.Rank != 1 {
+		g.Check("x", 1, t0, 1)
+		g.Check("w", t0.UnixMilli(), t0, 1)
+		g.Leave("x")
+		g.Admit(t0, 1, 1) // w takes the slot x freed
+		g.Check("v", t0.Add(time.Second).UnixMilli(), t0.Add(time.Second), 1)
+		if s := g.Check("x", t0.Add(2*time.Second).UnixMilli(), t0.Add(2*time.Second), 1); s.Status != queue.StatusQueued || s.Rank != 1 {
 			t.Fatalf("a header user after leaving: %+v, want queued behind v", s)
 		}
 	})
@@ -185,7 +185,7 @@ func runServed(t *testing.T, newStore Factory) {
 			t.Fatalf("ParseServed(%q) = %+v, %v", idled.Value(), back, err)
 		}
 		// A slot that simply ended is no change: nothing for the ledger.
-		if err := f.s.Logged(f.ctx, f.ev, res.Unlogged); err != nil {
+		if err := f.S.Logged(f.Ctx, f.Ev, res.Unlogged); err != nil {
 			t.Fatal(err)
 		}
 		end := at.Add(ttl)
@@ -201,7 +201,7 @@ func runServed(t *testing.T, newStore Factory) {
 		now := at.Add(time.Second)
 		g.admitIn(queue.AdmitInput{Now: now, DefaultThreshold: 1, Ledger: true, Epoch: ep})
 		g.replay(now, "new-epoch", true, slotOf("a", true, t0.Add(ttl)), slotOf("b", true, at.Add(ttl)), idled)
-		if st, err := g.s.Stats(g.ctx, g.ev, now, 1); err != nil || st.ActiveCount != 1 {
+		if st, err := g.S.Stats(g.Ctx, g.Ev, now, 1); err != nil || st.ActiveCount != 1 {
 			t.Fatalf("after the replay: %+v, %v; want b alone active", st, err)
 		}
 		for _, holder := range []time.Time{{}, t0.Add(ttl)} {
@@ -236,7 +236,7 @@ func runServed(t *testing.T, newStore Factory) {
 		}
 		// q leaves before the append is done: only the rest is forgotten.
 		f.leavePass("q", true)
-		if err := f.s.Logged(f.ctx, f.ev, res.Unlogged); err != nil {
+		if err := f.S.Logged(f.Ctx, f.Ev, res.Unlogged); err != nil {
 			t.Fatal(err)
 		}
 		res = f.admitIn(queue.AdmitInput{Now: t0.Add(2 * time.Second), DefaultThreshold: 2, Ledger: true})
@@ -244,8 +244,8 @@ func runServed(t *testing.T, newStore Factory) {
 			t.Fatalf("after logging: %+v, want only q's leave", res.Unlogged)
 		}
 		// Empty, but with a change waiting for the ledger: not retired.
-		f.leave("h")
-		if retired, err := f.s.Retire(f.ctx, f.ev); err != nil || retired {
+		f.Leave("h")
+		if retired, err := f.S.Retire(f.Ctx, f.Ev); err != nil || retired {
 			t.Fatalf("Retire with q's leave unlogged = %v, %v; want kept", retired, err)
 		}
 		// Without the ledger nothing is queued for it.
@@ -272,17 +272,17 @@ func runServed(t *testing.T, newStore Factory) {
 		if len(res.Unlogged) != 2500 {
 			t.Fatalf("unlogged %d, want 2500", len(res.Unlogged))
 		}
-		if err := f.s.Logged(f.ctx, f.ev, res.Unlogged); err != nil {
+		if err := f.S.Logged(f.Ctx, f.Ev, res.Unlogged); err != nil {
 			t.Fatal(err)
 		}
 		// The event was retired meanwhile: relog lists it again.
-		f.h.Unlist(t, f.ev)
+		f.h.Unlist(t, f.Ev)
 		f.leavePass("u0001", true) // a change already queued stays as it is
-		n, err := f.s.Relog(f.ctx, f.ev)
+		n, err := f.S.Relog(f.Ctx, f.Ev)
 		if err != nil || n != 2499 {
 			t.Fatalf("Relog: %d, %v; want 2499 (u0001's leave was queued already)", n, err)
 		}
-		if !f.listed() {
+		if !f.Listed() {
 			t.Fatal("relog left the event unlisted: no worker would append what it queued")
 		}
 		res = f.admitIn(queue.AdmitInput{Now: t0.Add(time.Second), DefaultThreshold: 5000, Ledger: true})
@@ -296,8 +296,8 @@ func runServed(t *testing.T, newStore Factory) {
 		}
 		// An event with no served record queues nothing and stays unlisted.
 		g := setup(t, newStore)
-		if n, err := g.s.Relog(g.ctx, g.ev); err != nil || n != 0 || g.listed() {
-			t.Fatalf("Relog of an empty event: %d, %v, listed %v", n, err, g.listed())
+		if n, err := g.S.Relog(g.Ctx, g.Ev); err != nil || n != 0 || g.Listed() {
+			t.Fatalf("Relog of an empty event: %d, %v, listed %v", n, err, g.Listed())
 		}
 	})
 
@@ -474,7 +474,7 @@ func runServed(t *testing.T, newStore Factory) {
 		}
 		// f may have left before the loss: its slot ends with the window.
 		end := now.Add(10 * time.Second)
-		st, err := f.s.Stats(f.ctx, f.ev, end, 3)
+		st, err := f.S.Stats(f.Ctx, f.Ev, end, 3)
 		if err != nil || st.ActiveCount != 2 {
 			t.Fatalf("at the window's end: %+v, %v; want a and b active", st, err)
 		}
