@@ -98,6 +98,9 @@ type ScaleScenario struct {
 	// instances sent (a go-redis hook), their workers included.
 	RedisCommandsPerCheck float64 `json:"redisCommandsPerCheck"`
 	RoundTripsPerCheck    float64 `json:"roundTripsPerCheck"`
+	// FromMemoryShare is the share of answers an instance gave from its
+	// memory of the line ("peopleAheadExact": false) without a store step.
+	FromMemoryShare float64 `json:"fromMemoryShare,omitempty"`
 }
 
 // ClusterPoll is polls of many events through one instance on a 3-node
@@ -470,6 +473,7 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 	names := []string{"before", "after"}
 	p("\n### Tier 2 at scale: what a production poll costs Redis\n\n")
 	p("`BenchmarkTier2Scale`: checks carry a Tier 1 pass on an event configured in a settings store (Tier 1's Redis store, on a server apart from the queue's) and are spread over several instances, each assembled as bin/queue is; Redis figures are from INFO on the queue's own redis-server, command counts from a go-redis hook on every instance (their workers included). ")
+	p("Polls are of 10,000 visitors queued behind one slot, at random. Since instances answer queued polls from memory (docs/tier2-store.md, \"Queued polls from memory\"), the poll run measures a line's steady state: before the clock starts every instance has answered each visitor once from the store, as a page polling for minutes over every instance has (a visitor's first poll at an instance is a store step, as a join is); the first free slots + two admission batches of the line (here 200 places, 2 %% of the polls) always ask the store. ")
 	p("The modelled single-event ceiling is 1 s ÷ Redis µs per poll. The Cluster run polls 30 events through one instance on the project's 3-node Cluster. Idle: every event holds one visitor, nobody waits, the instances' jobs run, and the rate is counted once their first passes have ranked those visitors' direct admissions (since the visit schedule, with the idle limit at the slot's length, so that no slot frees while it counts: a freed slot is work, not idling). Before the schedule the instances sent as fast as the machine let them, so on a small shared machine that figure was bounded by its CPU rather than by what the design would send; the modelled row is what the design sends: one pass of one instance (since the schedule, the second of two, as the first may read the listed events for the schedule's safety net, once per cleanup interval) times the passes per interval. ")
 	p("Redis µs are time inside Redis (commandstats) and main-thread CPU: on 2 cores shared with other work they vary between runs by up to several times, so compare them only at a like load; the command counts and nodes per check do not vary.\n\n")
 	for i, m := range runs {
@@ -496,6 +500,12 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 		})
 		row(sc+": redisCommandsPerCheck", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Scenarios[sc].RedisCommandsPerCheck) })
 		row(sc+": round trips per check", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Scenarios[sc].RoundTripsPerCheck) })
+		row(sc+": answered from memory (peopleAheadExact false)", func(m *Tier2Scale) string {
+			if m.Scenarios[sc].FromMemoryShare == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.1f %%", 100*m.Scenarios[sc].FromMemoryShare)
+		})
 	}
 	row("modelledSingleEventCeiling (polls/s)", func(m *Tier2Scale) string { return fmt.Sprintf("%.0f", m.ModelledSingleEventCeiling) })
 	row("Cluster: nodesPerCheck", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Cluster.NodesPerCheck) })

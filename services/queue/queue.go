@@ -114,6 +114,11 @@ type View struct {
 	RecoveringUntil time.Time
 	// Done says why, when Status is StatusDone (a Done* constant).
 	Done string
+	// PeopleAheadExact is false when a queued answer came from the
+	// instance's memory of the line (lines.go): Position, PeopleAhead and
+	// PeopleBehind are then brought forward from the store's last answer
+	// by the changes read since; true when read in the store's step.
+	PeopleAheadExact bool
 }
 
 // Stats is the admin view of one event.

@@ -128,9 +128,9 @@ type Observer interface {
 	// (ClaimAdmission, ReleaseAdmission), admit, retire, replay, logged,
 	// relog, sweep_due (ClaimSweep), cleanup (Sweep), beat, lease, due
 	// (DueVisits), schedule, wake, enlist, due_sweeps, schedule_sweep,
-	// ping, or the ledger's ledger_append, ledger_read and put_epoch. The
-	// names stay as they were when the methods were renamed: they are
-	// metric labels.
+	// ping, lines (LineStates), or the ledger's ledger_append,
+	// ledger_read and put_epoch. The names stay as they were when the
+	// methods were renamed: they are metric labels.
 	ScriptDone(name string, d time.Duration, err error)
 	// Admitted reports n users let into eventID (direct entries in Check
 	// and the worker's admissions).
@@ -196,6 +196,9 @@ type Service struct {
 	// per poll.
 	beatMu sync.Mutex
 	beats  map[string]map[string]time.Time
+	// lines remembers queued visitors' places, so that their polls are
+	// answered without a store call (lines.go); on where a worker runs.
+	lines lines
 }
 
 // batching reports whether queued users' heartbeats wait in this
@@ -540,6 +543,11 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 	if score <= 0 {
 		score = now.UnixMilli()
 	}
+	if !renewal && who.EntryToken == "" {
+		if v, ok := s.fromMemory(eventID, who.UserID, now, th, fixed); ok {
+			return v, nil
+		}
+	}
 	in := CheckInput{
 		EventID:          eventID,
 		UserID:           who.UserID,
@@ -578,6 +586,9 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 			// before the restore put them back: ask once more.
 			continue
 		}
+		if !renewal {
+			s.lines.learn(eventID, who.UserID, snap, now)
+		}
 		switch snap.Status {
 		case "":
 			return View{Done: snap.Done}, nil
@@ -606,6 +617,11 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 		return View{}, err
 	}
 	now := s.clk.Now()
+	if who.EntryToken == "" {
+		if v, ok := s.fromMemory(eventID, who.UserID, now, th, fixed); ok {
+			return v, nil
+		}
+	}
 	start := time.Now()
 	snap, err := s.store.Touch(ctx, TouchInput{EventID: eventID, UserID: who.UserID, Now: now, DefaultThreshold: th, Idle: s.cfg.ActiveIdle, Ledger: s.ledger != nil,
 		BatchBeat: s.batching()})
@@ -620,6 +636,7 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 		// Put back by the restore this very step set off: read again.
 		return s.Status(ctx, eventID, who)
 	}
+	s.lines.learn(eventID, who.UserID, snap, now)
 	if snap.Status == "" {
 		holder := !s.holderSlotEnd(eventID, who, now).IsZero()
 		switch {
@@ -655,11 +672,12 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 // users and notifying a direct admission.
 func (s *Service) view(eventID, userID string, now time.Time, snap Snapshot) (View, error) {
 	v := View{
-		EventID:      eventID,
-		Status:       snap.Status,
-		QueueSize:    snap.QueueSize,
-		CurrentUsers: snap.ActiveCount,
-		Threshold:    snap.Threshold,
+		EventID:          eventID,
+		Status:           snap.Status,
+		QueueSize:        snap.QueueSize,
+		CurrentUsers:     snap.ActiveCount,
+		Threshold:        snap.Threshold,
+		PeopleAheadExact: true,
 	}
 	if snap.Epoch.RecoveringUntil.After(now) {
 		v.RecoveringUntil = snap.Epoch.RecoveringUntil
@@ -792,10 +810,13 @@ func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool
 	if _, _, err := s.visitorThreshold(ctx, eventID); err != nil {
 		return false, err
 	}
+	s.lines.forget(eventID, userID)
 	start := time.Now()
 	removed, err := s.store.Leave(ctx, LeaveInput{EventID: eventID, UserID: userID, Pass: who.Pass, Ledger: s.ledger != nil})
 	s.observe("leave", start, err)
 	s.unclaimed.forget(eventID, userID)
+	// A poll in flight during the leave may have learnt the place again.
+	s.lines.forget(eventID, userID)
 	if err != nil {
 		return false, unavailable("leave", eventID, err)
 	}

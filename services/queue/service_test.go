@@ -324,7 +324,7 @@ func TestCheckEntersAndQueues(t *testing.T) {
 	// One admission (bob's) in the last minute, just now: one per 5 s at
 	// least (MinRateSpan), so the second in line waits 10 s.
 	want := queue.View{EventID: b.ev, Status: queue.StatusQueued, Position: 2, PeopleAhead: 1, PeopleBehind: 1,
-		QueueSize: 3, EstimatedWait: 10, NextPoll: 1, CurrentUsers: 2, Threshold: 2}
+		QueueSize: 3, EstimatedWait: 10, NextPoll: 1, CurrentUsers: 2, Threshold: 2, PeopleAheadExact: true}
 	if v != want {
 		t.Fatalf("p2:\n got %+v\nwant %+v", v, want)
 	}

@@ -56,6 +56,11 @@ type Lines interface {
 	Epochs(ctx context.Context, eventIDs []string) ([]string, error)
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
+	// LineStates reads, for each query, the event's line as its change log
+	// and counters show it now (one read per event, all at once: one
+	// pipeline on Redis), so that an instance answers queued users' polls
+	// from memory (lines.go). It changes nothing.
+	LineStates(ctx context.Context, qs []LineQuery) ([]LineState, error)
 }
 
 // Passes is what the worker's passes over one event do.
@@ -136,6 +141,64 @@ type Planner interface {
 	DueSweeps(ctx context.Context, now time.Time) ([]string, error)
 	// ScheduleSweep sets the event's next stale sweep to at.
 	ScheduleSweep(ctx context.Context, eventID string, at time.Time) error
+}
+
+// LineQuery asks for one event's LineState.
+type LineQuery struct {
+	EventID string
+	// Since is the last change the caller has read: the state carries the
+	// changes after it. -1: none yet, send only the count.
+	Since            int64
+	Now              time.Time
+	DefaultThreshold int64
+	FixedThreshold   bool // as in CheckInput
+}
+
+// MaxLineChanges is the most changes one LineState carries: more since
+// the caller's cursor is a gap.
+const MaxLineChanges = 5000
+
+// LineState is an event's line as one atomic read saw it.
+type LineState struct {
+	EventID string
+	// Seq counts the changes logged so far: every step that changes who
+	// is in the line (Check that queues, Admit that lets people in, Leave
+	// of a waiter, a sweep's removal, a Replay that takes waiters out)
+	// logs one (Admit one per batch) and the Snapshot of Check and Touch
+	// carries the count as of that step (LineSeq).
+	Seq int64
+	// Gap says the changes after the query's Since are not all here (the
+	// log dropped them, there were more than MaxLineChanges, or Since is
+	// ahead of Seq: the log started again): forget what was learnt.
+	Gap bool
+	// Changes are those after Since, oldest first (Seq-len+1 … Seq).
+	Changes []LineChange
+	// Front is the highest base the admission pass has let in (-1: none):
+	// a waiter whose base is above it has not been let in.
+	Front              int64
+	QueueSize          int64
+	ActiveCount        int64 // unexpired
+	Threshold          int64
+	AdmittedLastMinute int64
+	RateSince          time.Time // as in Snapshot
+	Epoch              EpochState
+}
+
+// Kinds of LineChange.
+const (
+	LineJoined   = 'J' // Base joined the line
+	LineAdmitted = 'A' // N let in from the head, the highest base Base
+	LineLeft     = 'L' // UserID, at Base, left the line
+	LineSwept    = 'S' // UserID, at Base, was swept as silent
+	LineReset    = 'X' // anything else: forget what was learnt of the line
+)
+
+// LineChange is one entry of an event's change log.
+type LineChange struct {
+	Kind   byte
+	Base   int64
+	N      int64  // LineAdmitted only
+	UserID string // LineLeft and LineSwept only
 }
 
 // RateWindow is the span over which admissions are counted for the wait
@@ -261,6 +324,11 @@ type Snapshot struct {
 	// constant): with Status StatusDone from Check (a pass), or an empty
 	// Status from Touch.
 	Done string
+	// For a queued user: the line's change count as of this step
+	// (LineState.Seq) and the base the user sorts by (Tier 1 position or
+	// arrival ms), so that their later polls may be answered from memory.
+	LineSeq  int64
+	LineBase int64
 }
 
 // MaxLineBase is the largest Tier 1 position or arrival ms a line orders

@@ -107,6 +107,7 @@ func NewWorker(svc *Service, cfg WorkerConfig, log *slog.Logger) *Worker {
 	w := &Worker{svc: svc, cfg: cfg.WithDefaults(), log: log, soon: make(chan string, 64), id: token.NewTokenID()}
 	svc.onLoss = w.passNow
 	svc.batchBeats()
+	svc.lines.on.Store(true)
 	return w
 }
 
@@ -130,6 +131,28 @@ func (w *Worker) flushBeats(ctx context.Context) error {
 		return unavailable("beat", "", err)
 	}
 	return nil
+}
+
+// refreshLines reads the lines of the queued visitors its instance
+// remembers every SnapshotInterval (Service.RefreshLines) until ctx is
+// done, on its own ticker, so that a long admission pass never holds it
+// up (a late read sends polls to the store, never answers them late).
+func (w *Worker) refreshLines(ctx context.Context) {
+	t := time.NewTicker(SnapshotInterval)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			err := w.svc.RefreshLines(ctx)
+			if err != nil && !failing && ctx.Err() == nil {
+				w.log.Warn("reading the remembered lines failed; polls go to the store", "err", err)
+			}
+			failing = err != nil
+		}
+	}
 }
 
 // passNow asks Run to pass over eventID now; it never blocks (a full
@@ -170,6 +193,10 @@ func (w *Worker) Run(ctx context.Context) {
 	defer cleanup.Stop()
 	watch := time.NewTicker(LossWatchInterval)
 	defer watch.Stop()
+	var lines sync.WaitGroup
+	lines.Add(1)
+	go func() { defer lines.Done(); w.refreshLines(ctx) }()
+	defer lines.Wait()
 	defer func() {
 		// Write what this instance heard before it stops.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)

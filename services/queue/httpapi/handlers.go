@@ -38,6 +38,11 @@ type viewBody struct {
 	// recoveringUntil, while the line rebuilds (docs/tier2-store.md).
 	Recovering      bool   `json:"recovering"`
 	RecoveringUntil string `json:"recoveringUntil,omitempty"`
+	// PeopleAheadExact is false when the instance answered a queued poll
+	// from its memory of the line: position, peopleAhead and peopleBehind
+	// are then an estimate (docs/tier2-store.md, "Queued polls from
+	// memory"); true when read in the store's atomic step.
+	PeopleAheadExact bool `json:"peopleAheadExact"`
 }
 
 // statusNotInQueue is the seed's answer to status/heartbeat from someone who
@@ -148,6 +153,8 @@ func (a *API) writeView(w http.ResponseWriter, v queue.View) {
 		NextPoll:      v.NextPoll,
 		CurrentUsers:  v.CurrentUsers,
 		Threshold:     v.Threshold,
+		// Exact unless memory answered (every non-queued answer is the store's).
+		PeopleAheadExact: v.PeopleAheadExact || v.Status != queue.StatusQueued,
 	}
 	if !v.RecoveringUntil.IsZero() {
 		body.Recovering = true

@@ -29,7 +29,7 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 		t.Fatalf("b3: %v", r)
 	}
 	before := b.dumpMatching(t, "*{"+evB+"}*")
-	if len(before) != 8 { // queue, active, admissions, rank-pending, epoch, served, header, listed
+	if len(before) != 10 { // queue, active, admissions, rank-pending, epoch, served, header, listed, changes, line
 		t.Fatalf("setup: b has %d keys: %v", len(before), before)
 	}
 
@@ -86,9 +86,10 @@ func TestHostileUserIDsThroughTheAPI(t *testing.T) {
 	}
 	// Everyone left a: only the admission record (rate window and the
 	// ranking count no worker has drained yet), the epoch, the record of
-	// who was served and the mark that the event is listed are left, in a's slot.
+	// who was served, the mark that the event is listed and the line's
+	// change log (expiring) with its count are left, in a's slot.
 	got := b.dumpMatching(t, "*{"+evA+"}*")
-	if len(got) != 5 || got[b.prefix+"{"+evA+"}:epoch"] == "" || got[b.prefix+"{"+evA+"}:admissions"] == "" || got[b.prefix+"{"+evA+"}:listed"] == "" ||
+	if len(got) != 7 || got[b.prefix+"{"+evA+"}:changes"] == "" || got[b.prefix+"{"+evA+"}:line"] == "" || got[b.prefix+"{"+evA+"}:epoch"] == "" || got[b.prefix+"{"+evA+"}:admissions"] == "" || got[b.prefix+"{"+evA+"}:listed"] == "" ||
 		got[b.prefix+"{"+evA+"}:rank-pending"] == "" || got[b.prefix+"{"+evA+"}:served"] == "" {
 		t.Fatalf("a's keys after everyone left: %q", got)
 	}

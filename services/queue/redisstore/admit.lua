@@ -1,8 +1,8 @@
 -- admit.lua: one admission pass over one event.
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> active TTL ms (the length of a slot)
 -- ARGV[3] -> default threshold
@@ -24,6 +24,8 @@
 -- rankings (the caller adds them) and reports the served changes not yet in
 -- the durable ledger (the caller appends them, then runs logged.lua), except
 -- while a replay is pending: changes made since the loss must outlive it.
+-- The admissions go to the line's change log (one entry for the batch) and
+-- raise the admitted-through frontier (KEYS[14] front).
 --
 -- Returns {slot end ms, queue size, active count, n, epoch id, recovering
 -- until ms, replay pending (0|1), next free-at ms (the earliest a slot
@@ -54,6 +56,13 @@ if slots > 0 then
     record_admission(KEYS[5], KEYS[6], uid, now, since)
     admitted[#admitted + 1] = uid
     kinds = kinds .. kind
+  end
+  if #popped > 0 then
+    -- ZPOPMIN pops in score order: the last is the highest base let in.
+    local top = math.floor(tonumber(popped[#popped]) / HB_TICKS)
+    local front = tonumber(redis.call('HGET', KEYS[14], 'front')) or -1
+    if top > front then redis.call('HSET', KEYS[14], 'front', top) end
+    log_change(KEYS, 'A' .. (#popped / 2) .. ':' .. top)
   end
 end
 

@@ -12,6 +12,8 @@
 -- KEYS[10] -> {E}:unlogged    HASH uid -> served value not yet in the durable ledger
 -- KEYS[11] -> {E}:header      SET waiters named by a trusted header (not a Tier 1 pass)
 -- KEYS[12] -> {E}:listed      STRING "1" while the event is in the active-events set
+-- KEYS[13] -> {E}:changes     LIST the line's change log, newest last (lib.lua log_change)
+-- KEYS[14] -> {E}:line        HASH seq (changes logged so far), front (highest base admitted)
 -- ARGV[1] -> user id
 -- ARGV[2] -> line base (Tier 1 position, or arrival ms)
 -- ARGV[3] -> now, unix ms
@@ -63,7 +65,9 @@
 -- the user into an empty line (the event's first waiter) and else 0, tells
 -- the caller to put the event on the worker's visit schedule: the only
 -- write outside the event's slot a join of a listed event makes, and only
--- when the line forms.
+-- when the line forms. A 15th and 16th field, for a queued user, are the
+-- line's change count as of this step and the user's base (lib.lua
+-- line_place): the caller may answer their later polls from memory.
 local uid = ARGV[1]
 local now = tonumber(ARGV[3])
 local since = now - tonumber(ARGV[6])
@@ -115,6 +119,7 @@ else
   else
     if redis.call('ZCARD', KEYS[1]) == 0 then first = 1 end
     redis.call('ZADD', KEYS[1], line_score(ARGV[2], now), uid)
+    log_change(KEYS, 'J' .. ARGV[2])
     if kind == 'h' then redis.call('SADD', KEYS[11], uid) end
     rank = redis.call('ZRANK', KEYS[1], uid)
   end
@@ -124,4 +129,5 @@ local relist = redis.call('GET', KEYS[7]) or ''
 if relist == '' and redis.call('EXISTS', KEYS[12]) == 0 then relist = '+' end
 local reply = view(status, activated, rank, KEYS, th, since, expires, relist, eid, untl, done)
 reply[14] = first
+reply[15], reply[16] = line_place(KEYS, status, uid)
 return reply

@@ -1,8 +1,8 @@
 -- cleanup.lua: one page of the stale sweep over an event's line.
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> seen TTL ms: waiters silent at least this long are dropped
 -- ARGV[3] -> where the page starts: '-inf' for the first page, else '('
@@ -16,6 +16,7 @@
 -- stats: 'scan' while it runs, 'oldest' (tick start ms, or absent for an
 -- empty line) once a page comes back short.
 --
+-- Each removal goes to the line's change log, with the user id.
 -- Returns {removed, examined, last score of the page ('' when empty)}; the
 -- caller asks for the next page while examined equals the page size.
 local now = tonumber(ARGV[1])
@@ -31,6 +32,7 @@ for i = 1, #page, 2 do
   if age >= stale_ticks then
     redis.call('ZREM', KEYS[1], uid)
     redis.call('SREM', KEYS[11], uid)
+    log_change(KEYS, 'S' .. math.floor(tonumber(raw) / HB_TICKS) .. ':' .. uid)
     removed = removed + 1
   elseif age > oldest then
     oldest = age

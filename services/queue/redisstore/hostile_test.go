@@ -59,8 +59,8 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 				t.Fatalf("Lock(b) = %v, %v", ok, err)
 			}
 			before := dump(t, fa.s, "*{"+b+"}*")
-			if len(before) != 9 {
-				t.Fatalf("setup: b has %d keys, want 9: %v", len(before), before)
+			if len(before) != 11 {
+				t.Fatalf("setup: b has %d keys, want 11: %v", len(before), before)
 			}
 
 			// a, threshold 1: the first id enters, the rest queue behind it.
@@ -116,6 +116,17 @@ func TestHostileUserIDsStayMembers(t *testing.T) {
 				fa.s.k.served(a): fmt.Sprintf("hash %v +ttl", map[string]string{ids[0]: "hL", ids[1]: fmt.Sprintf("h%d", ms(t0.Add(ttl)))}),
 				fa.s.k.listed(a): "string 1",
 			}
+			// The change log: the joins, the admission, the leave, the sweep.
+			var changes []string
+			for i := range ids[1:] {
+				changes = append(changes, fmt.Sprintf("J%d", i+2))
+			}
+			changes = append(changes, "A1:2", "L3:"+ids[2])
+			for i, id := range ids[3:] {
+				changes = append(changes, fmt.Sprintf("S%d:%s", i+4, id))
+			}
+			want[fa.s.k.changes(a)] = fmt.Sprintf("list %v +ttl", changes)
+			want[fa.s.k.line(a)] = fmt.Sprintf("hash %v", map[string]string{"seq": fmt.Sprint(len(changes)), "front": "2"})
 			if !mapsEqual(got, want) {
 				t.Fatalf("a's keys:\n got %q\nwant %q", got, want)
 			}
@@ -158,6 +169,8 @@ func dump(t *testing.T, s *Store, match string) map[string]string {
 				v = parts
 			case "hash":
 				v, err = c.HGetAll(ctx, key).Result()
+			case "list":
+				v, err = c.LRange(ctx, key, 0, -1).Result()
 			case "set":
 				var m []string
 				m, err = c.SMembers(ctx, key).Result()

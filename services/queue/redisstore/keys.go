@@ -46,6 +46,13 @@ func (k keys) listed(ev string) string {
 	return k.tag(ev) + ":listed" // STRING "1": the event is in the active set, so a check need not list it
 }
 
+func (k keys) changes(ev string) string {
+	return k.tag(ev) + ":changes" // LIST the line's change log, newest last (lib.lua log_change)
+}
+func (k keys) line(ev string) string {
+	return k.tag(ev) + ":line" // HASH seq: changes logged; front: highest base admitted
+}
+
 // sweepDue marks the event's stale sweep as done for now (STRING owner,
 // PX about one cleanup interval).
 func (k keys) sweepDue(ev string) string { return k.tag(ev) + ":sweep-due" }
@@ -89,6 +96,8 @@ func (k keys) eventKeys(ev string) []string {
 		k.unlogged(ev),    // KEYS[10]
 		k.header(ev),      // KEYS[11]
 		k.listed(ev),      // KEYS[12]
+		k.changes(ev),     // KEYS[13]
+		k.line(ev),        // KEYS[14]
 	}
 }
 

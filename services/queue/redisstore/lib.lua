@@ -195,3 +195,36 @@ local function view(status, activated, rank, keys, th, since, expires, relist, e
   return {status, activated, rank, redis.call('ZCARD', keys[1]), redis.call('ZCARD', keys[2]),
     th, admitted_since(keys[5], since), expires, relist, eid, untl, first, done or ''}
 end
+
+-- The line's change log: every step that changes who is in the line
+-- (a join, an admission batch, a leave, a sweep's removal, a replay)
+-- appends one entry to KEYS[13] ({E}:changes, a LIST, newest last) and
+-- counts it in KEYS[14] ({E}:line HASH seq), so that an instance can
+-- answer a queued user's later polls from what it remembers (their rank
+-- then, plus the changes ahead of them since) and read the log once per
+-- snapshot interval instead (lines.lua). Entries: 'J<base>' joined,
+-- 'A<n>:<highest base>' n let in from the head, 'L<base>:<uid>' left,
+-- 'S<base>:<uid>' swept, 'X' anything else (forget the line). The list
+-- keeps the last LOG_CAP entries and expires LOG_TTL_MS after its last
+-- entry; a reader whose place fell off it forgets the line. The count and
+-- the admitted-through frontier (front) are kept.
+local LOG_CAP = 10000
+local LOG_TTL_MS = 600000
+
+local function log_change(keys, entry)
+  local seq = redis.call('HINCRBY', keys[14], 'seq', 1)
+  if redis.call('RPUSH', keys[13], entry) > LOG_CAP + 100 then
+    redis.call('LTRIM', keys[13], -LOG_CAP, -1)
+  end
+  redis.call('PEXPIRE', keys[13], LOG_TTL_MS)
+  return seq
+end
+
+-- line_place is, for a queued user, the line's change count as of now and
+-- the user's base; {0, 0} for anyone else.
+local function line_place(keys, status, uid)
+  if status ~= 'queued' then return 0, 0 end
+  local sc = redis.call('ZSCORE', keys[1], uid)
+  if not sc then return 0, 0 end
+  return tonumber(redis.call('HGET', keys[14], 'seq')) or 0, math.floor(tonumber(sc) / HB_TICKS)
+end

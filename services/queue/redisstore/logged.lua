@@ -1,8 +1,8 @@
 -- logged.lua: forget served changes the durable ledger now holds.
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[2k-1], ARGV[2k] -> user id, the served value appended, for k = 1, 2, …
 --
 -- Removes each user from KEYS[10] only if it still holds the value

@@ -1,9 +1,9 @@
 -- relog.lua: queue one page of an event's served record for the durable
 -- ledger again, after the settings store (which keeps the ledger) lost data.
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[1] -> HSCAN cursor of KEYS[9] ('0' to start)
 -- ARGV[2] -> page size (HSCAN COUNT)
 --

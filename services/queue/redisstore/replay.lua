@@ -2,9 +2,9 @@
 -- of its state, from the durable ledger or from the admissions the calling
 -- instance made and nobody had claimed yet (queue.Store.Replay).
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> the epoch id whose replay this call completes, or '' when more
 --            is to come (or this is not the ledger's replay)
@@ -34,6 +34,7 @@
 --     (lib.lua seen);
 --   - slot over: for a pass, out of the line (a holder who came back).
 -- With ARGV[2] set and still the event's epoch, the replay is done.
+-- Removals from the line are logged as 'X' (lib.lua log_change).
 -- Returns how many users it put back into active.
 local now = tonumber(ARGV[1])
 local cur = redis.call('HMGET', KEYS[8], 'until', 'replay')
@@ -41,7 +42,7 @@ local raw = tonumber(cur[1]) or 0
 local untl = raw
 if cur[2] == '1' then untl = math.max(raw, now + tonumber(ARGV[5])) end
 if now >= untl then return 0 end
-local n = 0
+local n, moved = 0, false
 for i = 6, #ARGV - 1, 2 do
   local uid, v = ARGV[i], ARGV[i + 1]
   local cur = redis.call('HGET', KEYS[9], uid)
@@ -53,20 +54,23 @@ for i = 6, #ARGV - 1, 2 do
     local slot = slot_of(v)
     if is_gone(v) then
       redis.call('ZREM', KEYS[2], uid)
-      if pass then redis.call('ZREM', KEYS[1], uid) end
+      if pass and redis.call('ZREM', KEYS[1], uid) == 1 then moved = true end
     elseif slot > now then
       if not redis.call('ZSCORE', KEYS[2], uid) then
         redis.call('ZADD', KEYS[2], math.min(slot, untl), uid)
-        redis.call('ZREM', KEYS[1], uid)
+        if redis.call('ZREM', KEYS[1], uid) == 1 then moved = true end
         redis.call('SREM', KEYS[11], uid)
         n = n + 1
       end
-    elseif pass then
-      redis.call('ZREM', KEYS[1], uid)
+    elseif pass and redis.call('ZREM', KEYS[1], uid) == 1 then
+      moved = true
     end
   end
 end
 redis.call('PEXPIRE', KEYS[9], tonumber(ARGV[4]))
+-- Waiters taken out of the line here are logged as one 'X': instances
+-- forget what they remembered of the line and ask the store again.
+if moved then log_change(KEYS, 'X') end
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[8], 'id') == ARGV[2] then
   redis.call('HDEL', KEYS[8], 'replay')
   if raw < untl then redis.call('HSET', KEYS[8], 'until', untl) end

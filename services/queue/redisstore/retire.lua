@@ -1,9 +1,9 @@
 -- retire.lua: drop an event from the active-events set, in two steps around
 -- the caller's SREM. See docs/tier2-store.md for the races this closes.
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[1] -> 'begin' (before the SREM) or 'recheck' (after it)
 -- ARGV[2] -> tombstone TTL ms ('begin')
 -- ARGV[3] -> tombstone token, unique to this retire ('begin')

@@ -41,6 +41,8 @@ var (
 	leaseLua string
 	//go:embed beat.lua
 	beatLua string
+	//go:embed lines.lua
+	linesLua string
 )
 
 // The scripts. Per-event scripts take the KEYS of keys.eventKeys.
@@ -73,7 +75,10 @@ var (
 	leaseScript = redis.NewScript(leaseLua)
 	// beatScript writes one instance's batch of queued heartbeats for one event.
 	beatScript = redis.NewScript(lib + beatLua)
+	// linesScript reads an event's line changes and counters for the
+	// instances' memory of queued users.
+	linesScript = redis.NewScript(lib + linesLua)
 )
 
 // allScripts is what Load puts into the script cache.
-var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript, relistedScript, leaseScript, beatScript}
+var allScripts = []*redis.Script{checkScript, touchScript, leaveScript, admitScript, retireScript, cleanupScript, statsScript, replayScript, loggedScript, relogScript, releaseScript, relistedScript, leaseScript, beatScript, linesScript}

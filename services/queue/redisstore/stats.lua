@@ -1,8 +1,8 @@
 -- stats.lua: read an event's counters; changes nothing.
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[1] -> now, unix ms
 -- ARGV[2] -> default threshold
 -- ARGV[3] -> rate window ms

@@ -256,7 +256,7 @@ func (s *Store) Touch(ctx context.Context, in queue.TouchInput) (queue.Snapshot,
 	if err != nil {
 		return queue.Snapshot{}, wrap("touch", in.EventID, err)
 	}
-	snap, _, err := parseView(reply)
+	snap, _, _, err := parseCheck(reply)
 	if err != nil {
 		return queue.Snapshot{}, wrap("touch", in.EventID, err)
 	}
@@ -637,6 +637,120 @@ func (s *Store) Beat(ctx context.Context, beats map[string]map[string]time.Time)
 	return errors.Join(errs...)
 }
 
+// LineStates runs lines.lua for every query, in one pipeline per
+// loadsChunk events (go-redis splits it per node on a Cluster).
+func (s *Store) LineStates(ctx context.Context, qs []queue.LineQuery) ([]queue.LineState, error) {
+	out := make([]queue.LineState, 0, len(qs))
+	argsOf := func(q queue.LineQuery) []any {
+		return []any{q.Since, ms(q.Now), q.DefaultThreshold, flag(q.FixedThreshold), window(), queue.MaxLineChanges}
+	}
+	for start := 0; start < len(qs); start += loadsChunk {
+		chunk := qs[start:min(start+loadsChunk, len(qs))]
+		cmds := make([]*redis.Cmd, len(chunk))
+		pipe := s.rdb.Pipeline()
+		for i, q := range chunk {
+			cmds[i] = linesScript.EvalSha(ctx, pipe, s.k.eventKeys(q.EventID), argsOf(q)...)
+		}
+		_, _ = pipe.Exec(ctx) // each command's own error is checked below
+		for i, q := range chunk {
+			r, err := cmds[i].Slice()
+			if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+				r, err = linesScript.Run(ctx, s.rdb, s.k.eventKeys(q.EventID), argsOf(q)...).Slice()
+			}
+			if err != nil {
+				return nil, wrap("lines", q.EventID, err)
+			}
+			st, err := parseLines(r)
+			if err != nil {
+				return nil, wrap("lines", q.EventID, err)
+			}
+			st.EventID = q.EventID
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// parseLines reads lines.lua's reply.
+func parseLines(r []any) (queue.LineState, error) {
+	if len(r) < 10 {
+		return queue.LineState{}, fmt.Errorf("reply has %d fields, want at least 10", len(r))
+	}
+	var n [10]int64
+	for i := range n {
+		if i == 8 {
+			continue
+		}
+		v, err := asInt(r[i])
+		if err != nil {
+			return queue.LineState{}, err
+		}
+		n[i] = v
+	}
+	eid, ok := r[8].(string)
+	if !ok {
+		return queue.LineState{}, fmt.Errorf("epoch is %T, want a string", r[8])
+	}
+	st := queue.LineState{Seq: n[0], Gap: n[1] == 1, Front: n[2], QueueSize: n[3], ActiveCount: n[4], Threshold: n[5],
+		AdmittedLastMinute: n[6], Epoch: queue.EpochState{ID: eid}}
+	if n[7] > 0 {
+		st.RateSince = clock.FromUnixMilli(n[7])
+	}
+	if n[9] > 0 {
+		st.Epoch.RecoveringUntil = clock.FromUnixMilli(n[9])
+	}
+	for _, e := range r[10:] {
+		raw, ok := e.(string)
+		if !ok {
+			return queue.LineState{}, fmt.Errorf("change is %T, want a string", e)
+		}
+		c, err := parseChange(raw)
+		if err != nil {
+			return queue.LineState{}, err
+		}
+		st.Changes = append(st.Changes, c)
+	}
+	return st, nil
+}
+
+// parseChange reads one entry of the change log (lib.lua log_change).
+func parseChange(raw string) (queue.LineChange, error) {
+	if raw == "" {
+		return queue.LineChange{}, errors.New("empty change")
+	}
+	c := queue.LineChange{Kind: raw[0]}
+	rest := raw[1:]
+	var err error
+	switch c.Kind {
+	case queue.LineReset:
+		return c, nil
+	case queue.LineJoined:
+		c.Base, err = strconv.ParseInt(rest, 10, 64)
+	case queue.LineAdmitted:
+		n, base, ok := strings.Cut(rest, ":")
+		if !ok {
+			return c, fmt.Errorf("change %q: no ':'", raw)
+		}
+		c.N, err = strconv.ParseInt(n, 10, 64)
+		if err == nil {
+			c.Base, err = strconv.ParseInt(base, 10, 64)
+		}
+	case queue.LineLeft, queue.LineSwept:
+		base, uid, ok := strings.Cut(rest, ":")
+		if !ok {
+			return c, fmt.Errorf("change %q: no ':'", raw)
+		}
+		c.UserID = uid
+		c.Base, err = strconv.ParseInt(base, 10, 64)
+	default:
+		return c, fmt.Errorf("change %q: unknown kind", raw)
+	}
+	if err != nil {
+		return c, fmt.Errorf("change %q: %w", raw, err)
+	}
+	return c, nil
+}
+
 // Ping checks the connection.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
@@ -663,18 +777,24 @@ func (s *Store) QueueScore(ctx context.Context, eventID, userID string) (score i
 // hbTicks is lib.lua's HB_TICKS: a line score is base × hbTicks + tick.
 const hbTicks = 1024
 
-// parseCheck reads check.lua's reply: parseView's, and whether the call
-// queued the first waiter of an empty line (its 14th field).
+// parseCheck reads the reply of check.lua and touch.lua: parseView's,
+// whether the call queued the first waiter of an empty line (its 14th
+// field), and a queued user's place in the change log (15th and 16th).
 func parseCheck(r []any) (queue.Snapshot, string, bool, error) {
-	if len(r) != 14 {
-		return queue.Snapshot{}, "", false, fmt.Errorf("reply has %d fields, want 14", len(r))
+	if len(r) != 16 {
+		return queue.Snapshot{}, "", false, fmt.Errorf("reply has %d fields, want 16", len(r))
 	}
-	first, err := asInt(r[13])
-	if err != nil {
-		return queue.Snapshot{}, "", false, err
+	var n [3]int64
+	for i := range n {
+		v, err := asInt(r[13+i])
+		if err != nil {
+			return queue.Snapshot{}, "", false, err
+		}
+		n[i] = v
 	}
 	snap, relist, err := parseView(r[:13])
-	return snap, relist, first == 1, err
+	snap.LineSeq, snap.LineBase = n[1], n[2]
+	return snap, relist, n[0] == 1, err
 }
 
 // parseView reads the reply of check.lua and touch.lua: the snapshot and

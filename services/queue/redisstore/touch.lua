@@ -1,9 +1,9 @@
 -- touch.lua: refresh a queued user's heartbeat, or an active user's (the
 -- idle limit starts again), and report where the user stands; join nobody.
 --
--- KEYS[1..12] -> as in check.lua (queue, active, swept, threshold,
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
 --                admissions, rank-pending, retired, epoch, served, unlogged,
---                header, listed)
+--                header, listed, changes, line)
 -- ARGV[1] -> user id
 -- ARGV[2] -> now, unix ms
 -- ARGV[3] -> default threshold
@@ -14,7 +14,7 @@
 -- ARGV[8] -> '1': the caller batches queued users' heartbeats (beat.lua):
 --            a queued user's heartbeat is not written here
 --
--- Returns the reply of check.lua, with status "" when the user is neither
+-- Returns the reply of check.lua (16 fields; the 14th always 0), with status "" when the user is neither
 -- queued nor active (then only the counters are meaningful, and the done
 -- reason is set when the user was served before), activated always 0 and
 -- relist always "". The epoch is only read ('' when none): touch starts
@@ -28,15 +28,21 @@ local th = threshold_of(KEYS[4], ARGV[3], '0')
 local eid, untl = epoch_peek(KEYS[8], now)
 
 local sc = redis.call('ZSCORE', KEYS[1], uid)
+local reply
 if sc then
   if ARGV[8] ~= '1' then heartbeat(KEYS[1], uid, tonumber(sc), now) end
-  return view('queued', 0, redis.call('ZRANK', KEYS[1], uid), KEYS, th, since, 0, '', eid, untl)
+  reply = view('queued', 0, redis.call('ZRANK', KEYS[1], uid), KEYS, th, since, 0, '', eid, untl)
+else
+  local exp = redis.call('ZSCORE', KEYS[2], uid)
+  if exp then
+    reply = view('active', 0, 0, KEYS, th, since, seen(KEYS, uid, tonumber(exp), now, tonumber(ARGV[5])), '', eid, untl)
+  else
+    local served = redis.call('HGET', KEYS[9], uid)
+    local done = ''
+    if served then done = done_reason(served, now) end
+    reply = view('', 0, 0, KEYS, th, since, 0, '', eid, untl, done)
+  end
 end
-local exp = redis.call('ZSCORE', KEYS[2], uid)
-if exp then
-  return view('active', 0, 0, KEYS, th, since, seen(KEYS, uid, tonumber(exp), now, tonumber(ARGV[5])), '', eid, untl)
-end
-local served = redis.call('HGET', KEYS[9], uid)
-local done = ''
-if served then done = done_reason(served, now) end
-return view('', 0, 0, KEYS, th, since, 0, '', eid, untl, done)
+reply[14] = 0
+reply[15], reply[16] = line_place(KEYS, reply[1], uid)
+return reply

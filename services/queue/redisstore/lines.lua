@@ -1,0 +1,40 @@
+-- lines.lua: what an instance needs to answer queued users' polls of an
+-- event from memory (queue.Store.LineStates): the line's changes since the
+-- instance's cursor and the counters a queued answer shows. Reads only.
+--
+-- KEYS[1..14] -> as in check.lua (queue, active, swept, threshold,
+--                admissions, rank-pending, retired, epoch, served, unlogged,
+--                header, listed, changes, line)
+-- ARGV[1] -> the instance's cursor: the last change it has read (-1: none
+--            yet, send no entries)
+-- ARGV[2] -> now, unix ms
+-- ARGV[3] -> default threshold
+-- ARGV[4] -> '1': ARGV[3] is the event's threshold (as ARGV[7] of check.lua)
+-- ARGV[5] -> rate window ms
+-- ARGV[6] -> most entries to send; more than that is a gap
+--
+-- Returns {seq (changes logged so far), gap (1 when the entries after the
+-- cursor are no longer all in the log, or more than ARGV[6]; the cursor is
+-- ahead of seq too), front (highest base admitted, -1 when none), queue
+-- size, unexpired active count, threshold, admissions in window, first
+-- admission in window ms or 0, epoch id or '', recovering until ms (held
+-- past now while the ledger's replay is pending), then the entries after
+-- the cursor, oldest first (lib.lua log_change)}.
+local since, now = tonumber(ARGV[1]), tonumber(ARGV[2])
+local meta = redis.call('HMGET', KEYS[14], 'seq', 'front')
+local seq, front = tonumber(meta[1]) or 0, tonumber(meta[2]) or -1
+local gap, entries = 0, {}
+if since >= 0 and since ~= seq then
+  local want = seq - since
+  if want < 0 or want > tonumber(ARGV[6]) or redis.call('LLEN', KEYS[13]) < want then
+    gap = 1
+  else
+    entries = redis.call('LRANGE', KEYS[13], -want, -1)
+  end
+end
+local w = now - tonumber(ARGV[5])
+local eid, untl = epoch_peek(KEYS[8], now)
+local reply = {seq, gap, front, redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf'),
+  threshold_of(KEYS[4], ARGV[3], ARGV[4]), admitted_since(KEYS[5], w), first_admission_since(KEYS[5], w), eid, untl}
+for _, e in ipairs(entries) do reply[#reply + 1] = e end
+return reply
