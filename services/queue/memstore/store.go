@@ -73,6 +73,32 @@ type event struct {
 	rankPending map[int64]int64 // unix second → admissions not yet ranked
 	epoch       *epoch
 	oldest      int64 // what the last sweep kept: oldest heartbeat ms, -1 when none
+	// The line's change log, as lib.lua's log_change keeps it: seq counts
+	// the changes, changes holds the last logCap of them, front is the
+	// highest base admitted (-1: none).
+	seq     int64
+	changes []queue.LineChange
+	front   int64
+}
+
+// logCap is lib.lua's LOG_CAP.
+const logCap = 10000
+
+// logChange appends one change of who is in the line.
+func (e *event) logChange(c queue.LineChange) {
+	e.seq++
+	e.changes = append(e.changes, c)
+	if len(e.changes) > logCap+100 {
+		e.changes = append([]queue.LineChange(nil), e.changes[len(e.changes)-logCap:]...)
+	}
+}
+
+// place is a queued user's place in the change log (Snapshot.LineSeq,
+// LineBase).
+func (e *event) place(snap *queue.Snapshot, uid string) {
+	if w, ok := e.line[uid]; ok && snap.Status == queue.StatusQueued {
+		snap.LineSeq, snap.LineBase = e.seq, w.base
+	}
 }
 
 type epoch struct {
@@ -183,7 +209,7 @@ func (s *Store) ev(eventID string) *event {
 	e := s.events[eventID]
 	if e == nil {
 		e = &event{line: map[string]waiter{}, header: map[string]bool{}, active: map[string]int64{}, served: map[string]string{},
-			unlogged: map[string]string{}, rankPending: map[int64]int64{}, oldest: -1}
+			unlogged: map[string]string{}, rankPending: map[int64]int64{}, oldest: -1, front: -1}
 		s.events[eventID] = e
 	}
 	if len(e.served) > 0 && s.clk.Now().After(e.servedUntil) {
@@ -431,6 +457,7 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 		default:
 			first = len(e.line) == 0
 			e.line[uid] = waiter{base: in.Score, tick: tickOf(now)}
+			e.logChange(queue.LineChange{Kind: queue.LineJoined, Base: in.Score})
 			if !in.Pass {
 				e.header[uid] = true
 			}
@@ -438,6 +465,7 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 		}
 	}
 	snap := e.view(status, activated, rank, th, since, expires, eid, untl, done)
+	e.place(&snap, uid)
 	// A check lists an unlisted event itself, as check.lua's relist does.
 	snap.Wake = first || !s.listed[in.EventID]
 	s.listed[in.EventID] = true
@@ -462,7 +490,9 @@ func (s *Store) Touch(ctx context.Context, in queue.TouchInput) (queue.Snapshot,
 			w.tick = tickOf(now)
 			e.line[in.UserID] = w
 		}
-		return e.view(queue.StatusQueued, false, e.rank(in.UserID), th, since, 0, eid, untl, ""), nil
+		snap := e.view(queue.StatusQueued, false, e.rank(in.UserID), th, since, 0, eid, untl, "")
+		e.place(&snap, in.UserID)
+		return snap, nil
 	}
 	if free, ok := e.active[in.UserID]; ok {
 		return e.view(queue.StatusActive, false, 0, th, since, e.seen(in.UserID, free, now, limit(in.Idle)), eid, untl, ""), nil
@@ -482,8 +512,11 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.ev(in.EventID)
-	_, queued := e.line[in.UserID]
+	w, queued := e.line[in.UserID]
 	_, active := e.active[in.UserID]
+	if queued {
+		e.logChange(queue.LineChange{Kind: queue.LineLeft, Base: w.base, UserID: in.UserID})
+	}
 	delete(e.line, in.UserID)
 	delete(e.active, in.UserID)
 	delete(e.header, in.UserID)
@@ -696,7 +729,9 @@ func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResu
 	}
 	if slots > 0 {
 		line := e.ordered()
+		top := int64(-1)
 		for _, uid := range line[:min(int64(len(line)), slots)] {
+			top = e.line[uid].base
 			k := "p"
 			if e.header[uid] {
 				k = "h"
@@ -707,6 +742,10 @@ func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResu
 			s.activate(e, uid, k, now, expires, limit(in.ClaimGrace), in.Ledger)
 			s.recordAdmission(e, now, since)
 			res.Admitted = append(res.Admitted, uid)
+		}
+		if len(res.Admitted) > 0 {
+			e.front = max(e.front, top)
+			e.logChange(queue.LineChange{Kind: queue.LineAdmitted, N: int64(len(res.Admitted)), Base: top})
 		}
 	}
 	var nextFree int64
@@ -778,7 +817,13 @@ func (s *Store) Replay(ctx context.Context, in queue.ReplayInput) (int, error) {
 	if now >= untl {
 		return 0, nil
 	}
-	n := 0
+	n, moved := 0, false
+	out := func(uid string) {
+		if _, ok := e.line[uid]; ok {
+			delete(e.line, uid)
+			moved = true
+		}
+	}
 	for _, en := range in.Entries {
 		uid, v := en.UserID, en.Value()
 		cur, has := e.served[uid]
@@ -792,18 +837,21 @@ func (s *Store) Replay(ctx context.Context, in queue.ReplayInput) (int, error) {
 		case isGone(v):
 			delete(e.active, uid)
 			if en.Pass {
-				delete(e.line, uid)
+				out(uid)
 			}
 		case slot > now:
 			if _, ok := e.active[uid]; !ok {
 				e.active[uid] = min(slot, untl)
-				delete(e.line, uid)
+				out(uid)
 				delete(e.header, uid)
 				n++
 			}
 		case en.Pass:
-			delete(e.line, uid)
+			out(uid)
 		}
+	}
+	if moved {
+		e.logChange(queue.LineChange{Kind: queue.LineReset})
 	}
 	if len(e.served) > 0 {
 		e.servedUntil = s.clk.Now().Add(queue.ServedRetention)
@@ -877,12 +925,14 @@ func (s *Store) Sweep(ctx context.Context, eventID string, now time.Time, seenTT
 	stale := int64(math.Ceil(float64(seenTTL.Milliseconds())/float64(tickMS))) + 1
 	cur := tickOf(n) % hbTicks
 	oldest, removed := int64(-1), 0
-	for uid, w := range e.line {
+	for _, uid := range e.ordered() {
+		w := e.line[uid]
 		// Ticks are kept modulo hbTicks, as in the score: ages wrap alike.
 		age := ((cur-w.tick%hbTicks)%hbTicks + hbTicks) % hbTicks
 		if age >= stale {
 			delete(e.line, uid)
 			delete(e.header, uid)
+			e.logChange(queue.LineChange{Kind: queue.LineSwept, Base: w.base, UserID: uid})
 			removed++
 		} else if age > oldest {
 			oldest = age
@@ -893,6 +943,47 @@ func (s *Store) Sweep(ctx context.Context, eventID string, now time.Time, seenTT
 		e.oldest = (tickOf(n) - oldest) * tickMS
 	}
 	return removed, nil
+}
+
+// LineStates is lines.lua for each query.
+func (s *Store) LineStates(ctx context.Context, qs []queue.LineQuery) ([]queue.LineState, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, wrap("lines", "", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]queue.LineState, 0, len(qs))
+	for _, q := range qs {
+		e := s.ev(q.EventID)
+		n := ms(q.Now)
+		st := queue.LineState{EventID: q.EventID, Seq: e.seq, Front: e.front, QueueSize: int64(len(e.line)),
+			Threshold: e.threshold(q.DefaultThreshold, q.FixedThreshold)}
+		if q.Since >= 0 && q.Since != e.seq {
+			want := e.seq - q.Since
+			if want < 0 || want > queue.MaxLineChanges || int64(len(e.changes)) < want {
+				st.Gap = true
+			} else {
+				st.Changes = append([]queue.LineChange(nil), e.changes[int64(len(e.changes))-want:]...)
+			}
+		}
+		for _, free := range e.active {
+			if free > n {
+				st.ActiveCount++
+			}
+		}
+		var first int64
+		st.AdmittedLastMinute, first = e.admittedSince(n - window)
+		if first > 0 {
+			st.RateSince = at(first)
+		}
+		eid, untl := e.epochPeek(n)
+		st.Epoch.ID = eid
+		if untl > 0 {
+			st.Epoch.RecoveringUntil = at(untl)
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // Beat moves the heartbeat of each user still queued to when they were heard.

@@ -47,6 +47,7 @@ type Factory func(t *testing.T) Harness
 func Run(t *testing.T, f Factory) {
 	t.Helper()
 	runLines(t, f)
+	runChanges(t, f)
 	runServed(t, f)
 	runPlanner(t, f)
 }
