@@ -37,7 +37,8 @@ func (b *testBundle) refresh(t *testing.T, svcs ...*queue.Service) {
 // snapshot interval, and every answer the exact place (nothing changed).
 func TestQueuedPollsCostFewRedisCommands(t *testing.T) {
 	t.Parallel()
-	b := setup(t, queue.Config{Threshold: 1, AdmissionBatchSize: 10})
+	// On Redis: the test counts its commands.
+	b, rdb, _ := setupRedis(t, &redis.Options{Addr: testenv.Redis(t)}, queue.Config{Threshold: 1, AdmissionBatchSize: 10})
 	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	const n = 300
 	b.check(t, "holder", 1)
@@ -45,7 +46,7 @@ func TestQueuedPollsCostFewRedisCommands(t *testing.T) {
 		b.check(t, fmt.Sprintf("u%03d", i), int64(2+i))
 	}
 	hook := &redistrips.Hook{}
-	b.rdb.AddHook(hook)
+	rdb.AddHook(hook)
 	polls, fromMemory := 0, 0
 	for round := range 50 {
 		if round%10 == 0 {
@@ -89,7 +90,7 @@ func TestQueuedPollsCostFewRedisCommands(t *testing.T) {
 // read is older than SnapshotInterval, and never after a read that saw it.
 func TestNobodyAdmittedHearsQueuedLongerThanOneInterval(t *testing.T) {
 	t.Parallel()
-	b := setup(t, queue.Config{Threshold: 1, AdmissionBatchSize: 1})
+	b, _, _ := setupRedis(t, &redis.Options{Addr: testenv.Redis(t)}, queue.Config{Threshold: 1, AdmissionBatchSize: 1})
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	b.check(t, "holder", 1)
 	for i := range 40 {
@@ -149,7 +150,7 @@ func TestNobodyAdmittedHearsQueuedLongerThanOneInterval(t *testing.T) {
 func TestLeaverViaAnotherInstanceIsNotQueuedHere(t *testing.T) {
 	t.Parallel()
 	cfg := queue.Config{Threshold: 1, AdmissionBatchSize: 1}
-	b := setup(t, cfg)
+	b, _, _ := setupRedis(t, &redis.Options{Addr: testenv.Redis(t)}, cfg)
 	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	other := b.instance(cfg)
 	b.check(t, "holder", 1)
@@ -192,7 +193,7 @@ func TestLeaverViaAnotherInstanceIsNotQueuedHere(t *testing.T) {
 func TestLostRedisSendsPollsToTheStore(t *testing.T) {
 	t.Parallel()
 	// A database of its own: the test flushes it.
-	b := setupOn(t, &redis.Options{Addr: testenv.Redis(t), DB: 11}, queue.Config{Threshold: 1, AdmissionBatchSize: 1})
+	b, rdb, _ := setupRedis(t, &redis.Options{Addr: testenv.Redis(t), DB: 11}, queue.Config{Threshold: 1, AdmissionBatchSize: 1})
 	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	b.check(t, "holder", 1)
 	for i := range 10 {
@@ -202,7 +203,7 @@ func TestLostRedisSendsPollsToTheStore(t *testing.T) {
 	if v := b.check(t, "u8", 10); v.PeopleAheadExact {
 		t.Fatalf("u8 before the loss: %+v, want memory's answer", v)
 	}
-	if err := b.rdb.FlushDB(b.ctx).Err(); err != nil {
+	if err := rdb.FlushDB(b.ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	b.clk.Advance(10 * time.Millisecond)
@@ -234,7 +235,7 @@ func TestLostRedisSendsPollsToTheStore(t *testing.T) {
 func TestPeopleAheadFromMemoryStaysWithinBound(t *testing.T) {
 	t.Parallel()
 	cfg := queue.Config{Threshold: 5, AdmissionBatchSize: 3, SeenTTL: 30 * time.Second, ActiveTTL: time.Hour, ActiveIdle: time.Hour}
-	b := setup(t, cfg)
+	b, rdb, _ := setupRedis(t, &redis.Options{Addr: testenv.Redis(t)}, cfg)
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	other := b.instance(cfg)
 	rng := rand.New(rand.NewPCG(17, 2026))
@@ -258,7 +259,7 @@ func TestPeopleAheadFromMemoryStaysWithinBound(t *testing.T) {
 	}
 	key := func(suffix string) string {
 		t.Helper()
-		keys, err := b.rdb.Keys(b.ctx, "*{"+b.ev+"}:"+suffix).Result()
+		keys, err := rdb.Keys(b.ctx, "*{"+b.ev+"}:"+suffix).Result()
 		if err != nil || len(keys) != 1 {
 			t.Fatalf("the %s key: %v, %v", suffix, keys, err)
 		}
@@ -287,7 +288,7 @@ func TestPeopleAheadFromMemoryStaysWithinBound(t *testing.T) {
 			vs[rng.IntN(len(vs))].silent = true
 		}
 		if step%20 == 0 { // a second: free some slots and admit
-			members, err := b.rdb.ZRange(b.ctx, activeKey, 0, 1).Result()
+			members, err := rdb.ZRange(b.ctx, activeKey, 0, 1).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -296,11 +297,11 @@ func TestPeopleAheadFromMemoryStaysWithinBound(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, _ := b.rdb.ZRange(b.ctx, activeKey, 0, -1).Result()
+			before, _ := rdb.ZRange(b.ctx, activeKey, 0, -1).Result()
 			if _, err := w.AdmitOnce(b.ctx); err != nil {
 				t.Fatal(err)
 			}
-			after, _ := b.rdb.ZRange(b.ctx, activeKey, 0, -1).Result()
+			after, _ := rdb.ZRange(b.ctx, activeKey, 0, -1).Result()
 			in := map[string]bool{}
 			for _, m := range before {
 				in[m] = true
@@ -344,7 +345,7 @@ func TestPeopleAheadFromMemoryStaysWithinBound(t *testing.T) {
 				continue
 			}
 			memory++
-			rank, err := b.rdb.ZRank(b.ctx, queueKey, v.id.UserID).Result()
+			rank, err := rdb.ZRank(b.ctx, queueKey, v.id.UserID).Result()
 			if err != nil {
 				if v.admittedAt.IsZero() {
 					t.Fatalf("step %d: %s answered from memory, not in line: %v", step, v.id.UserID, err)

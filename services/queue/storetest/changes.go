@@ -12,13 +12,13 @@ import (
 // (services/queue/lines.go).
 
 func (f *fixture) lines(since int64, now time.Time, th int64) queue.LineState {
-	f.t.Helper()
-	st, err := f.s.LineStates(f.ctx, []queue.LineQuery{{EventID: f.ev, Since: since, Now: now, DefaultThreshold: th}})
+	f.T.Helper()
+	st, err := f.S.LineStates(f.Ctx, []queue.LineQuery{{EventID: f.Ev, Since: since, Now: now, DefaultThreshold: th}})
 	if err != nil || len(st) != 1 {
-		f.t.Fatalf("LineStates = %+v, %v", st, err)
+		f.T.Fatalf("LineStates = %+v, %v", st, err)
 	}
-	if st[0].EventID != f.ev {
-		f.t.Fatalf("LineStates answered for %q, want %q", st[0].EventID, f.ev)
+	if st[0].EventID != f.Ev {
+		f.T.Fatalf("LineStates answered for %q, want %q", st[0].EventID, f.Ev)
 	}
 	return st[0]
 }
@@ -35,26 +35,26 @@ func runChanges(t *testing.T, newStore Factory) {
 	t.Run("every change of who is in line is logged once, and a queued step says where the log stood", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		if s := f.check("holder", 5, t0, 2); !s.Activated || s.LineSeq != 0 {
+		if s := f.Check("holder", 5, t0, 2); !s.Activated || s.LineSeq != 0 {
 			t.Fatalf("direct entry: %+v, want activated and no change logged", s)
 		}
 		if st := f.lines(-1, t0, 2); st.Seq != 0 || st.Gap || len(st.Changes) != 0 || st.Front != -1 {
 			t.Fatalf("before any waiter: %+v", st)
 		}
 		// A second holder fills the threshold, then three waiters.
-		f.check("holder2", 6, t0, 2)
-		w1 := f.check("w1", 10, t0, 2)
+		f.Check("holder2", 6, t0, 2)
+		w1 := f.Check("w1", 10, t0, 2)
 		if w1.Status != queue.StatusQueued || w1.LineSeq != 1 || w1.LineBase != 10 {
 			t.Fatalf("w1: %+v, want queued at change 1, base 10", w1)
 		}
-		f.check("w3", 30, t0, 2)
-		w2 := f.check("w2", 20, t0, 2)
+		f.Check("w3", 30, t0, 2)
+		w2 := f.Check("w2", 20, t0, 2)
 		if w2.Rank != 1 || w2.LineSeq != 3 || w2.LineBase != 20 {
 			t.Fatalf("w2: %+v, want rank 1 at change 3, base 20", w2)
 		}
 		// Polls change nothing in the log.
-		again := f.check("w1", 10, t0.Add(time.Second), 2)
-		touch, err := f.s.Touch(f.ctx, queue.TouchInput{EventID: f.ev, UserID: "w3", Now: t0.Add(time.Second), DefaultThreshold: 2})
+		again := f.Check("w1", 10, t0.Add(time.Second), 2)
+		touch, err := f.S.Touch(f.Ctx, queue.TouchInput{EventID: f.Ev, UserID: "w3", Now: t0.Add(time.Second), DefaultThreshold: 2})
 		if err != nil || again.LineSeq != 3 || touch.LineSeq != 3 || touch.LineBase != 30 || touch.Rank != 2 {
 			t.Fatalf("polls: check %+v, touch %+v, %v; want change 3, w3 at base 30 rank 2", again, touch, err)
 		}
@@ -67,13 +67,13 @@ func runChanges(t *testing.T, newStore Factory) {
 		}
 		// A slot frees; the pass lets w1 in: one entry for the batch, and
 		// the frontier moves to its base.
-		f.leave("holder")
-		if res := f.admit(t0.Add(2*time.Second), 2, 10); len(res.Admitted) != 1 || res.Admitted[0] != "w1" {
+		f.Leave("holder")
+		if res := f.Admit(t0.Add(2*time.Second), 2, 10); len(res.Admitted) != 1 || res.Admitted[0] != "w1" {
 			t.Fatalf("admitted %v", res.Admitted)
 		}
 		// w2 leaves; w3 is swept as silent.
-		f.leave("w2")
-		if n, err := f.s.Sweep(f.ctx, f.ev, t0.Add(time.Hour), time.Minute); err != nil || n != 1 {
+		f.Leave("w2")
+		if n, err := f.S.Sweep(f.Ctx, f.Ev, t0.Add(time.Hour), time.Minute); err != nil || n != 1 {
 			t.Fatalf("CleanupStale = %d, %v", n, err)
 		}
 		st = f.lines(3, t0.Add(3*time.Second), 2)
@@ -91,12 +91,12 @@ func runChanges(t *testing.T, newStore Factory) {
 			}
 		}
 		// A holder's leave changes nobody's place in line: not logged.
-		f.leave("holder2")
+		f.Leave("holder2")
 		if st := f.lines(6, t0.Add(3*time.Second), 2); st.Seq != 6 || len(st.Changes) != 0 || st.Gap {
 			t.Fatalf("after a holder left: %+v", st)
 		}
 		// Answers for someone not queued carry no place.
-		if s := f.check("w1", 10, t0.Add(4*time.Second), 2); s.Status != queue.StatusActive || s.LineSeq != 0 || s.LineBase != 0 {
+		if s := f.Check("w1", 10, t0.Add(4*time.Second), 2); s.Status != queue.StatusActive || s.LineSeq != 0 || s.LineBase != 0 {
 			t.Fatalf("w1 let in: %+v", s)
 		}
 	})
@@ -104,8 +104,8 @@ func runChanges(t *testing.T, newStore Factory) {
 	t.Run("a cursor ahead of the log is a gap", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		f.check("holder", 1, t0, 1)
-		f.check("w", 2, t0, 1)
+		f.Check("holder", 1, t0, 1)
+		f.Check("w", 2, t0, 1)
 		if st := f.lines(7, t0, 1); !st.Gap || st.Seq != 1 || len(st.Changes) != 0 {
 			t.Fatalf("cursor ahead (the log started again): %+v, want a gap", st)
 		}
@@ -114,20 +114,20 @@ func runChanges(t *testing.T, newStore Factory) {
 	t.Run("the read shows the epoch and a running recovery window", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		in := queue.CheckInput{EventID: f.ev, UserID: "holder", Score: 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1,
+		in := queue.CheckInput{EventID: f.Ev, UserID: "holder", Score: 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1,
 			Epoch: queue.EpochInput{Candidate: "e1", Window: 25 * time.Second}}
-		if _, err := f.s.Check(f.ctx, in); err != nil {
+		if _, err := f.S.Check(f.Ctx, in); err != nil {
 			t.Fatal(err)
 		}
 		if st := f.lines(-1, t0, 1); st.Epoch.ID != "e1" || !st.Epoch.RecoveringUntil.IsZero() {
 			t.Fatalf("epoch %+v, want e1 and no window", st.Epoch)
 		}
-		f.h.Lose(t, f.ev)
+		f.h.Lose(t, f.Ev)
 		if st := f.lines(-1, t0, 1); st.Epoch.ID != "" || st.Seq != 0 {
 			t.Fatalf("after the loss: %+v, want no epoch and no changes", st)
 		}
 		in.UserID, in.Epoch = "w", queue.EpochInput{Known: "e1", Candidate: "e2", Window: 25 * time.Second}
-		if _, err := f.s.Check(f.ctx, in); err != nil {
+		if _, err := f.S.Check(f.Ctx, in); err != nil {
 			t.Fatal(err)
 		}
 		if st := f.lines(-1, t0.Add(time.Second), 1); st.Epoch.ID != "e2" || !st.Epoch.RecoveringUntil.Equal(t0.Add(25*time.Second)) {
@@ -138,21 +138,21 @@ func runChanges(t *testing.T, newStore Factory) {
 	t.Run("a replay that takes waiters out of the line logs a reset", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
-		in := queue.CheckInput{EventID: f.ev, UserID: "holder", Score: 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1,
+		in := queue.CheckInput{EventID: f.Ev, UserID: "holder", Score: 1, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1,
 			Epoch: queue.EpochInput{Candidate: "e1", Window: 25 * time.Second}, Pass: true}
-		if _, err := f.s.Check(f.ctx, in); err != nil {
+		if _, err := f.S.Check(f.Ctx, in); err != nil {
 			t.Fatal(err)
 		}
-		f.h.Lose(t, f.ev)
+		f.h.Lose(t, f.Ev)
 		// After the loss the holder polls and joins the line again; the
 		// replay knows they hold a slot and takes them out of it.
 		in.Epoch = queue.EpochInput{Known: "e1", Candidate: "e2", Window: 25 * time.Second}
 		in.Now = t0.Add(time.Second)
-		if s, err := f.s.Check(f.ctx, in); err != nil || s.Status != queue.StatusQueued {
+		if s, err := f.S.Check(f.Ctx, in); err != nil || s.Status != queue.StatusQueued {
 			t.Fatalf("holder after the loss: %+v, %v", s, err)
 		}
 		seq := f.lines(-1, in.Now, 1).Seq
-		if _, err := f.s.Replay(f.ctx, queue.ReplayInput{EventID: f.ev, Now: in.Now,
+		if _, err := f.S.Replay(f.Ctx, queue.ReplayInput{EventID: f.Ev, Now: in.Now,
 			Entries: []queue.Served{{UserID: "holder", Pass: true, SlotEnd: t0.Add(ttl)}}}); err != nil {
 			t.Fatal(err)
 		}
