@@ -50,6 +50,7 @@ func Run(t *testing.T, f Factory) {
 	runChanges(t, f)
 	runServed(t, f)
 	runPlanner(t, f)
+	runConcurrency(t, f)
 }
 
 // T0 is the suite's "now": a Wednesday at noon, on a heartbeat tick.
