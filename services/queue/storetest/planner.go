@@ -161,12 +161,17 @@ func runPlanner(t *testing.T, newStore Factory) {
 			owner string
 			want  bool
 		}{{"w1", true}, {"w2", false}, {"w1", false}} {
-			if ok, err := f.S.ClaimSweep(f.Ctx, f.Ev, st.owner, lapse); err != nil || ok != st.want {
+			if ok, err := f.S.ClaimSweep(f.Ctx, f.Ev, st.owner, time.Minute); err != nil || ok != st.want {
 				t.Fatalf("step %d ClaimSweep(%s) = %v, %v; want %v", i, st.owner, ok, err, st.want)
 			}
 		}
+		// Another event's claim, short enough to wait out.
+		other := f.Ev + "-other"
+		if ok, err := f.S.ClaimSweep(f.Ctx, other, "w1", lapse); err != nil || !ok {
+			t.Fatalf("another event's ClaimSweep = %v, %v", ok, err)
+		}
 		f.elapse(2 * lapse)
-		if ok, err := f.S.ClaimSweep(f.Ctx, f.Ev, "w2", lapse); err != nil || !ok {
+		if ok, err := f.S.ClaimSweep(f.Ctx, other, "w2", lapse); err != nil || !ok {
 			t.Fatalf("ClaimSweep after the interval = %v, %v; want true", ok, err)
 		}
 	})
