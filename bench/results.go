@@ -76,9 +76,13 @@ type Tier2Scale struct {
 	Scenarios map[string]ScaleScenario `json:"scenarios"`
 	// ModelledSingleEventCeiling is 1 s ÷ polls' redisMicrosPerCheck: the
 	// polls/s one event's Redis node could answer if it did nothing else.
-	ModelledSingleEventCeiling float64     `json:"modelledSingleEventCeiling"`
-	Cluster                    ClusterPoll `json:"cluster"`
-	Idle                       IdleLoad    `json:"idle"`
+	ModelledSingleEventCeiling float64 `json:"modelledSingleEventCeiling"`
+	// PollsFromStore is the polls scenario run just before, on the same
+	// fleet, with every poll the store's step (Service.AnswerFromMemory
+	// off): the path before answers from memory, measured at the same load.
+	PollsFromStore *ScaleScenario `json:"pollsFromStore,omitempty"`
+	Cluster        ClusterPoll    `json:"cluster"`
+	Idle           IdleLoad       `json:"idle"`
 	// PprofTop is `go tool pprof -top` of the benchmark process (the
 	// instances and the load generator) while polls ran.
 	PprofTop []string `json:"pprofTop,omitempty"`
@@ -473,7 +477,7 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 	names := []string{"before", "after"}
 	p("\n### Tier 2 at scale: what a production poll costs Redis\n\n")
 	p("`BenchmarkTier2Scale`: checks carry a Tier 1 pass on an event configured in a settings store (Tier 1's Redis store, on a server apart from the queue's) and are spread over several instances, each assembled as bin/queue is; Redis figures are from INFO on the queue's own redis-server, command counts from a go-redis hook on every instance (their workers included). ")
-	p("Polls are of 10,000 visitors queued behind one slot, at random. Since instances answer queued polls from memory (docs/tier2-store.md, \"Queued polls from memory\"), the poll run measures a line's steady state: before the clock starts every instance has answered each visitor once from the store, as a page polling for minutes over every instance has (a visitor's first poll at an instance is a store step, as a join is); the first free slots + two admission batches of the line (here 200 places, 2 %% of the polls) always ask the store. ")
+	p("Polls are of 10,000 visitors queued behind one slot, at random. Since instances answer queued polls from memory (docs/tier2-store.md, \"Queued polls from memory\"), the poll run measures a line's steady state: before the clock starts every instance has answered each visitor once from the store, as a page polling for minutes over every instance has (a visitor's first poll at an instance is a store step, as a join is); the first free slots + two admission batches of the line (here 200 places, 2 %% of the polls) always ask the store. Just before, the same fleet runs the same polls with every poll the store's step (memory off): the baseline at the same load, since Redis µs on this shared machine move with its load. ")
 	p("The modelled single-event ceiling is 1 s ÷ Redis µs per poll. The Cluster run polls 30 events through one instance on the project's 3-node Cluster. Idle: every event holds one visitor, nobody waits, the instances' jobs run, and the rate is counted once their first passes have ranked those visitors' direct admissions (since the visit schedule, with the idle limit at the slot's length, so that no slot frees while it counts: a freed slot is work, not idling). Before the schedule the instances sent as fast as the machine let them, so on a small shared machine that figure was bounded by its CPU rather than by what the design would send; the modelled row is what the design sends: one pass of one instance (since the schedule, the second of two, as the first may read the listed events for the schedule's safety net, once per cleanup interval) times the passes per interval. ")
 	p("Redis µs are time inside Redis (commandstats) and main-thread CPU: on 2 cores shared with other work they vary between runs by up to several times, so compare them only at a like load; the command counts and nodes per check do not vary.\n\n")
 	for i, m := range runs {
@@ -507,6 +511,26 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 			return fmt.Sprintf("%.1f %%", 100*m.Scenarios[sc].FromMemoryShare)
 		})
 	}
+	store := func(f func(ScaleScenario) string) func(*Tier2Scale) string {
+		return func(m *Tier2Scale) string {
+			if m.PollsFromStore == nil {
+				return "not measured"
+			}
+			return f(*m.PollsFromStore)
+		}
+	}
+	row("polls, every poll the store's step (same run): checks/s", store(func(s ScaleScenario) string { return fmt.Sprintf("%.0f", s.ChecksPerSecond) }))
+	row("polls, every poll the store's step (same run): redisMicrosPerCheck", store(func(s ScaleScenario) string { return fmt.Sprintf("%.1f", s.RedisMicrosPerCheck) }))
+	row("polls, every poll the store's step (same run): Redis main-thread CPU µs per check", store(func(s ScaleScenario) string {
+		return fmt.Sprintf("%.1f", s.RedisMainThreadMicrosPerCheck)
+	}))
+	row("polls, every poll the store's step (same run): redisCommandsPerCheck", store(func(s ScaleScenario) string { return fmt.Sprintf("%.3f", s.RedisCommandsPerCheck) }))
+	row("polls: Redis µs per poll ÷ the store's step's (same run)", func(m *Tier2Scale) string {
+		if m.PollsFromStore == nil || m.PollsFromStore.RedisMicrosPerCheck == 0 {
+			return "not measured"
+		}
+		return fmt.Sprintf("%.2f", m.Scenarios["polls"].RedisMicrosPerCheck/m.PollsFromStore.RedisMicrosPerCheck)
+	})
 	row("modelledSingleEventCeiling (polls/s)", func(m *Tier2Scale) string { return fmt.Sprintf("%.0f", m.ModelledSingleEventCeiling) })
 	row("Cluster: nodesPerCheck", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Cluster.NodesPerCheck) })
 	row("Cluster: events whose checks touch two nodes", func(m *Tier2Scale) string {

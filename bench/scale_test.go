@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,6 +119,17 @@ func measureTier2Scale(b *testing.B, root string) Tier2Scale {
 			ev = fleet.configure(b, "direct", 1_000_000_000)
 		}
 		if sc == "polls" {
+			// The same polls with every one the store's step, on the same
+			// fleet at the same load: the baseline of the memory's figures.
+			for _, a := range fleet.apps {
+				a.Service.AnswerFromMemory(false)
+			}
+			st := fleet.load(b, admin, ev, sc, pollUsers)
+			m.PollsFromStore = &st
+			b.Logf("tier 2 scale, polls from the store: %+v", st)
+			for _, a := range fleet.apps {
+				a.Service.AnswerFromMemory(true)
+			}
 			if err := pprof.StartCPUProfile(prof); err != nil {
 				b.Fatal(err)
 			}
@@ -434,6 +447,7 @@ func (f *fleet) load(tb testing.TB, admin *redis.Client, ev, scenario string, po
 	if bad.Load() > 0 {
 		tb.Fatalf("%s: %d failed checks", scenario, bad.Load())
 	}
+	tb.Logf("%s: Redis time by command (commandstats, scripts' inner commands too): %s", scenario, s1.topByMicros(s0, 8))
 	if n == 0 {
 		tb.Fatalf("%s: no check answered", scenario)
 	}
@@ -480,6 +494,25 @@ func redisInfo(tb testing.TB, rdb *redis.Client) redisStats {
 		}
 	}
 	return s
+}
+
+// topByMicros lists the n commands that took Redis the most time since
+// s0, with their calls and µs.
+func (s redisStats) topByMicros(s0 redisStats, n int) string {
+	type c struct {
+		name      string
+		calls, us float64
+	}
+	var cs []c
+	for name, calls := range s.calls {
+		cs = append(cs, c{name, calls - s0.calls[name], s.usec[name] - s0.usec[name]})
+	}
+	slices.SortFunc(cs, func(a, b c) int { return cmp.Compare(b.us, a.us) })
+	var parts []string
+	for _, x := range cs[:min(n, len(cs))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f calls %.0f µs", x.name, x.calls, x.us))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // topLevelMicros is the commandstats time of the commands clients sent

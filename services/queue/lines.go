@@ -85,7 +85,13 @@ type place struct {
 	rank int64     // their rank as of seq
 	seq  int64     // the line's change count then
 	at   time.Time // when the store told it
+	// tick is the HeartbeatTick this instance last put them in its batch
+	// of heartbeats for: the store keeps heartbeats to that tick, so a
+	// second poll within it has nothing to add.
+	tick int64
 }
+
+func tickOf(t time.Time) int64 { return t.UnixMilli() / HeartbeatTick.Milliseconds() }
 
 func (l *lines) memo(eventID string) *lineMemo {
 	l.mu.RLock()
@@ -138,7 +144,7 @@ func (l *lines) learn(eventID, userID string, snap Snapshot, now time.Time) {
 		m.places[userID] = p
 		l.n.Add(1)
 	}
-	*p = place{base: snap.LineBase, rank: snap.Rank, seq: snap.LineSeq, at: now}
+	*p = place{base: snap.LineBase, rank: snap.Rank, seq: snap.LineSeq, at: now, tick: tickOf(now)}
 }
 
 // forget drops what is remembered of a visitor.
@@ -157,28 +163,41 @@ func (l *lines) forget(eventID, userID string) {
 
 // answer is the Snapshot of a queued visitor from memory, when it may be
 // given (see the package comment above); th and fixed are the event's
-// threshold as Check sees it, batch the admission batch size.
-func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bool, batch int64) (Snapshot, bool) {
+// threshold as Check sees it, batch the admission batch size. beat says
+// the poll is the visitor's first here in its HeartbeatTick: it goes into
+// the batch of heartbeats.
+func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bool, batch int64) (snap Snapshot, beat, ok bool) {
 	if !l.on.Load() {
-		return Snapshot{}, false
+		return Snapshot{}, false, false
 	}
 	m := l.memo(eventID)
 	if m == nil {
-		return Snapshot{}, false
+		return Snapshot{}, false, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	snap, p, ok := l.place(m, userID, now, th, fixed, batch)
+	if ok {
+		t := tickOf(now)
+		beat = p.tick != t
+		p.tick = t
+	}
+	return snap, beat, ok
+}
+
+// place is answer's work, under m.mu.
+func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed bool, batch int64) (Snapshot, *place, bool) {
 	if !m.ok || now.Sub(m.readAt) > SnapshotInterval {
-		return Snapshot{}, false
+		return Snapshot{}, nil, false
 	}
 	p := m.places[userID]
 	if p == nil {
-		return Snapshot{}, false
+		return Snapshot{}, nil, false
 	}
-	drop := func() (Snapshot, bool) {
+	drop := func() (Snapshot, *place, bool) {
 		delete(m.places, userID)
 		l.n.Add(-1)
-		return Snapshot{}, false
+		return Snapshot{}, nil, false
 	}
 	if now.Sub(p.at) > MemoryMaxAge || p.seq < m.base {
 		return drop()
@@ -212,7 +231,7 @@ func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bo
 		threshold = th
 	}
 	if rank < max(threshold-m.st.ActiveCount, 0)+2*batch {
-		return Snapshot{}, false // may be let in within two passes: ask the store
+		return Snapshot{}, nil, false // may be let in within two passes: ask the store
 	}
 	if cursor := m.base + int64(len(m.changes)); p.seq < cursor {
 		p.rank, p.seq = rank, cursor
@@ -226,7 +245,7 @@ func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bo
 		AdmittedLastMinute: m.st.AdmittedLastMinute,
 		RateSince:          m.st.RateSince,
 		Epoch:              EpochState{ID: m.st.Epoch.ID},
-	}, true
+	}, p, true
 }
 
 // cursors lists the events with remembered visitors and the last change
@@ -364,17 +383,24 @@ func (s *Service) RefreshLines(ctx context.Context) error {
 	return nil
 }
 
+// AnswerFromMemory turns answering queued polls from memory on or off
+// (on wherever a worker runs): off, every poll is the store's step, as
+// before memory existed; the benchmark measures both in one run.
+func (s *Service) AnswerFromMemory(on bool) { s.lines.on.Store(on) }
+
 // RememberedPlaces is how many queued visitors this instance remembers.
 func (s *Service) RememberedPlaces() int { return int(s.lines.n.Load()) }
 
 // fromMemory answers a queued visitor's poll from memory when it may
 // (lines.answer), noting their heartbeat for the next batch.
 func (s *Service) fromMemory(eventID, userID string, now time.Time, th int64, fixed bool) (View, bool) {
-	snap, ok := s.lines.answer(eventID, userID, now, th, fixed, s.cfg.AdmissionBatchSize)
+	snap, beat, ok := s.lines.answer(eventID, userID, now, th, fixed, s.cfg.AdmissionBatchSize)
 	if !ok {
 		return View{}, false
 	}
-	s.heard(eventID, userID, now)
+	if beat {
+		s.heard(eventID, userID, now)
+	}
 	v, err := s.view(eventID, userID, now, snap)
 	if err != nil {
 		return View{}, false

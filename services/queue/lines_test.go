@@ -363,3 +363,50 @@ func TestPeopleAheadFromMemoryStaysWithinBound(t *testing.T) {
 		t.Fatalf("only %d answers from memory (%d checked against Redis): the test proved little", memory, checked)
 	}
 }
+
+// TestPollsFromMemoryKeepTheirHeartbeats: an answer from memory still puts
+// the visitor's heartbeat into the instance's batch (once per
+// HeartbeatTick: the store keeps no finer), so the stale sweep keeps
+// everyone answered from memory and drops only the silent.
+func TestPollsFromMemoryKeepTheirHeartbeats(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{Threshold: 1, SeenTTL: time.Minute, ActiveTTL: time.Hour, ActiveIdle: time.Hour, AdmissionBatchSize: 1})
+	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	uid := func(i int) string { return fmt.Sprintf("u%02d", i) }
+	b.check(t, "holder", 1)
+	for i := range 10 {
+		b.check(t, uid(i), int64(2+i))
+	}
+	b.check(t, "silent", 100)
+	b.admitOnce(t, w, 0)
+	fromMemory := 0
+	for range 40 { // 80 s of polls every 2 s, the line read before each
+		b.clk.Advance(2 * time.Second)
+		b.refresh(t, b.svc)
+		for i := range 10 {
+			v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: uid(i)})
+			if err != nil || v.Status != queue.StatusQueued {
+				t.Fatalf("%s: %+v, %v", uid(i), v, err)
+			}
+			if !v.PeopleAheadExact {
+				fromMemory++
+			}
+		}
+		b.admitOnce(t, w, 0) // writes the batch
+	}
+	if fromMemory < 40*8 {
+		t.Fatalf("%d answers from memory, want the 8 places past the margin at every round", fromMemory)
+	}
+	hb := b.lineScores(t)
+	for i := range 10 {
+		if age := b.clk.Now().Sub(hb[uid(i)]); age > queue.HeartbeatTick+2*time.Second {
+			t.Fatalf("%s's heartbeat is %v old", uid(i), age)
+		}
+	}
+	if removed, err := w.CleanupOnce(b.ctx); err != nil || removed != 1 {
+		t.Fatalf("CleanupOnce = %d, %v; want silent alone", removed, err)
+	}
+	if hb := b.lineScores(t); len(hb) != 10 {
+		t.Fatalf("line after the sweep: %v", hb)
+	}
+}
