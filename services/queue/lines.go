@@ -11,17 +11,25 @@ import (
 // "still queued, a little further ahead", and asking the store for that
 // cost one script call per poll. Where a worker runs, an instance instead
 // remembers, per visitor it answered from the store, where they stood (their
-// base, their exact rank, the line's change count then), and reads each
-// event it remembers visitors of once per SnapshotInterval (Store.LineStates,
-// one pipeline for all events): the changes to the line since its last
-// read and the counters an answer shows. A later poll is answered from
-// that: rank = the rank then + joins ahead − leaves and sweeps ahead −
-// admissions since. It goes to the store instead (and remembers its answer)
-// whenever the visitor may not be queued any more or may soon be let in:
+// base, their exact rank, the line's change count then), and reads an
+// event's line when a poll finds the last read older than SnapshotInterval
+// (Store.LineStates, one call, at most one in flight per event: the polls
+// meanwhile wait for it): the changes to the line since its last read and
+// the counters an answer shows. So an instance reads an event at most once
+// per interval and never more often than it is polled there, and not at
+// all while nobody polls. A poll is answered from that read: rank = the
+// rank then + joins ahead − leaves and sweeps ahead − admissions since. It
+// goes to the store instead (and remembers its answer) whenever the
+// visitor may not be queued any more or may soon be let in:
 //
-//   - the last read is older than SnapshotInterval (so nobody let in hears
-//     "queued" for longer than that), or found another epoch than the one
-//     this instance knows, a recovery window or a pending replay;
+//   - the last read is older than SnapshotInterval and the read it sets off
+//     fails (so nobody let in hears "queued" for longer than that), or the
+//     read found another epoch than the one this instance knows, a
+//     recovery window or a pending replay; a read that finds another epoch
+//     or another count (LineState.Gen) than the one its cursor came from
+//     forgets the line;
+//   - a leave or an admission pass made by this instance since the last
+//     read began (that read is stale at once: the next poll reads again);
 //   - the visitor left or was swept since (the log names them), or an
 //     admission since reached their base (the frontier), or their base is
 //     not above the highest base ever let in;
@@ -35,9 +43,8 @@ import (
 // step, and so does every token. docs/tier2-store.md, "Queued polls from
 // memory".
 
-// SnapshotInterval is how often an instance reads the lines whose visitors
-// it remembers, and how old that read may be when a poll is answered from
-// it.
+// SnapshotInterval is how old a read of a line may be when a poll is
+// answered from it, and so how often at most a polled line is read.
 const SnapshotInterval = 200 * time.Millisecond
 
 // MemoryMaxAge is how long a visitor's place learnt from the store answers
@@ -52,7 +59,8 @@ const MaxRemembered = 200_000
 // is older than what is kept asks the store again.
 const maxKeptChanges = 20_000
 
-// pruneEvery is how often the refresh drops places older than MemoryMaxAge.
+// pruneEvery is how often the worker drops places older than MemoryMaxAge
+// and the lines nobody is remembered in.
 const pruneEvery = 5 * time.Second
 
 // lines is one instance's memory of the lines its queued visitors wait in.
@@ -72,11 +80,28 @@ type lineMemo struct {
 	// (same epoch as this instance knows, no recovery window).
 	readAt time.Time
 	ok     bool
-	// changes are the log's entries base+1 … base+len(changes).
+	// changes are the log's entries base+1 … base+len(changes), of the
+	// count gen in epoch (read says a read has set gen).
 	base    int64
 	changes []LineChange
+	epoch   string
+	gen     string
+	read    bool
 	places  map[string]*place
 	dead    bool // no longer in lines.events
+	// reading is closed when the read in flight is applied (nil: none).
+	reading chan struct{}
+	// here counts the leaves and admission passes this instance made; an
+	// answer needs a read that began after the last (readHere == here).
+	here, readHere uint64
+}
+
+// restart forgets the line: its places, its changes, and which count they
+// belong to; base is where the next changes start.
+func (m *lineMemo) restart(l *lines, base int64, epoch string) {
+	l.n.Add(-int64(len(m.places)))
+	m.places = map[string]*place{}
+	m.base, m.changes, m.epoch, m.gen, m.read, m.ok = base, nil, epoch, "", false, false
 }
 
 // place is what one step told of a queued visitor.
@@ -115,7 +140,7 @@ func (l *lines) learn(eventID, userID string, snap Snapshot, now time.Time) {
 			if l.events == nil {
 				l.events = map[string]*lineMemo{}
 			}
-			m = &lineMemo{base: snap.LineSeq, places: map[string]*place{}}
+			m = &lineMemo{base: snap.LineSeq, epoch: snap.Epoch.ID, places: map[string]*place{}}
 			l.events[eventID] = m
 		}
 		l.mu.Unlock()
@@ -125,8 +150,9 @@ func (l *lines) learn(eventID, userID string, snap Snapshot, now time.Time) {
 	if m.dead {
 		return // dropped meanwhile: the next poll learns again
 	}
-	if m.ok && snap.Epoch.ID != m.st.Epoch.ID {
-		m.ok = false // the line was read in another epoch: wait for the next read
+	if snap.Epoch.ID != m.epoch {
+		// Another epoch: another line, counted from the start again.
+		m.restart(l, snap.LineSeq, snap.Epoch.ID)
 	}
 	p := m.places[userID]
 	switch {
@@ -161,43 +187,64 @@ func (l *lines) forget(eventID, userID string) {
 	m.mu.Unlock()
 }
 
+// changedHere notes a leave or an admission pass this instance made in
+// eventID's line: no answer from memory until a read that began after it,
+// so that this instance never answers "queued" from before its own change.
+func (l *lines) changedHere(eventID string) {
+	if m := l.memo(eventID); m != nil {
+		m.mu.Lock()
+		m.here++
+		m.mu.Unlock()
+	}
+}
+
+// verdict is what memory makes of a poll.
+type verdict int
+
+const (
+	askStore verdict = iota // the store's step answers
+	readLine                // read the line (it is stale), then ask again
+	answered
+)
+
 // answer is the Snapshot of a queued visitor from memory, when it may be
 // given (see the package comment above); th and fixed are the event's
-// threshold as Check sees it, batch the admission batch size. beat says
-// the poll is the visitor's first here in its HeartbeatTick: it goes into
-// the batch of heartbeats.
-func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bool, batch int64) (snap Snapshot, beat, ok bool) {
+// threshold as Check sees it, batch the admission batch size. readLine
+// means only a fresh read is missing. beat says the poll is the visitor's
+// first here in its HeartbeatTick: it goes into the batch of heartbeats.
+func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bool, batch int64) (snap Snapshot, beat bool, vd verdict) {
 	if !l.on.Load() {
-		return Snapshot{}, false, false
+		return Snapshot{}, false, askStore
 	}
 	m := l.memo(eventID)
 	if m == nil {
-		return Snapshot{}, false, false
+		return Snapshot{}, false, askStore
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	snap, p, ok := l.place(m, userID, now, th, fixed, batch)
-	if ok {
+	snap, p, vd := l.place(m, userID, now, th, fixed, batch)
+	if vd == answered {
 		t := tickOf(now)
 		beat = p.tick != t
 		p.tick = t
 	}
-	return snap, beat, ok
+	return snap, beat, vd
 }
 
 // place is answer's work, under m.mu.
-func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed bool, batch int64) (Snapshot, *place, bool) {
-	if !m.ok || now.Sub(m.readAt) > SnapshotInterval {
-		return Snapshot{}, nil, false
-	}
+func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed bool, batch int64) (Snapshot, *place, verdict) {
 	p := m.places[userID]
 	if p == nil {
-		return Snapshot{}, nil, false
+		return Snapshot{}, nil, askStore
 	}
-	drop := func() (Snapshot, *place, bool) {
+	stale := now.Sub(m.readAt) > SnapshotInterval || m.readHere != m.here
+	if !m.ok && !stale {
+		return Snapshot{}, nil, askStore // a window, or another epoch: the store answers
+	}
+	drop := func() (Snapshot, *place, verdict) {
 		delete(m.places, userID)
 		l.n.Add(-1)
-		return Snapshot{}, nil, false
+		return Snapshot{}, nil, askStore
 	}
 	if now.Sub(p.at) > MemoryMaxAge || p.seq < m.base {
 		return drop()
@@ -231,7 +278,10 @@ func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed
 		threshold = th
 	}
 	if rank < max(threshold-m.st.ActiveCount, 0)+2*batch {
-		return Snapshot{}, nil, false // may be let in within two passes: ask the store
+		return Snapshot{}, nil, askStore // may be let in within two passes: ask the store
+	}
+	if stale || !m.ok {
+		return Snapshot{}, nil, readLine
 	}
 	if cursor := m.base + int64(len(m.changes)); p.seq < cursor {
 		p.rank, p.seq = rank, cursor
@@ -245,26 +295,45 @@ func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed
 		AdmittedLastMinute: m.st.AdmittedLastMinute,
 		RateSince:          m.st.RateSince,
 		Epoch:              EpochState{ID: m.st.Epoch.ID},
-	}, p, true
+	}, p, answered
 }
 
-// cursors lists the events with remembered visitors and the last change
-// read of each, dropping events nobody is remembered in.
-func (l *lines) cursors() map[string]int64 {
+// claim marks a read of m in flight and returns its cursor and the
+// channel to close once it is applied (release); ok is false while
+// another read is in flight (wait on ch instead).
+func (m *lineMemo) claim() (since int64, here uint64, ch chan struct{}, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.reading != nil {
+		return 0, 0, m.reading, false
+	}
+	m.reading = make(chan struct{})
+	return m.base + int64(len(m.changes)), m.here, m.reading, true
+}
+
+// release ends the read claim began.
+func (m *lineMemo) release() {
+	m.mu.Lock()
+	ch := m.reading
+	m.reading = nil
+	m.mu.Unlock()
+	close(ch)
+}
+
+// tidy drops places older than MemoryMaxAge (prune) and the lines nobody is
+// remembered in.
+func (l *lines) tidy(now time.Time) {
+	l.prune(now)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]int64, len(l.events))
 	for ev, m := range l.events {
 		m.mu.Lock()
-		if len(m.places) == 0 {
+		if len(m.places) == 0 && m.reading == nil {
 			m.dead = true
 			delete(l.events, ev)
-		} else {
-			out[ev] = m.base + int64(len(m.changes))
 		}
 		m.mu.Unlock()
 	}
-	return out
 }
 
 // drop forgets an event's line.
@@ -280,33 +349,28 @@ func (l *lines) drop(eventID string) {
 	}
 }
 
-// apply takes in a read made at readAt from the cursor since; known is the
+// apply takes in a read of m made at readAt from the cursor since, claimed
+// when this instance had made here changes of its own; known is the
 // event's epoch as this instance knows it.
-func (l *lines) apply(since int64, st LineState, readAt time.Time, known string) {
-	m := l.memo(st.EventID)
-	if m == nil {
-		return
-	}
+func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readAt time.Time, known string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	reset := func() {
-		l.n.Add(-int64(len(m.places)))
-		m.places = map[string]*place{}
-		m.base, m.changes = st.Seq, nil
-	}
 	switch {
 	case st.Epoch.ID == "" || st.Epoch.ID != known || st.Epoch.RecoveringUntil.After(readAt):
 		// A loss, or a window: only the store's steps answer until it ends.
-		reset()
-		m.ok = false
+		m.restart(l, st.Seq, st.Epoch.ID)
 		return
+	case st.Epoch.ID != m.epoch || (m.read && st.Gen != m.gen):
+		// Another epoch or another count than the cursor's: what is
+		// remembered was counted in a line that is gone.
+		m.restart(l, st.Seq, st.Epoch.ID)
 	case st.Gap || since != m.base+int64(len(m.changes)):
-		reset()
+		m.restart(l, st.Seq, st.Epoch.ID)
 	default:
 	changes:
 		for _, c := range st.Changes {
 			if c.Kind == LineReset {
-				reset()
+				m.restart(l, st.Seq, st.Epoch.ID)
 				break changes
 			}
 			m.changes = append(m.changes, c)
@@ -324,7 +388,7 @@ func (l *lines) apply(since int64, st LineState, readAt time.Time, known string)
 		}
 	}
 	st.Changes = nil
-	m.st, m.readAt, m.ok = st, readAt, true
+	m.st, m.readAt, m.ok, m.gen, m.read, m.readHere = st, readAt, true, st.Gen, true, here
 }
 
 // prune drops places older than MemoryMaxAge.
@@ -347,27 +411,43 @@ func (l *lines) prune(now time.Time) {
 	}
 }
 
-// RefreshLines reads every event whose queued visitors this instance
-// remembers, in one call (Store.LineStates), so that their polls may be
-// answered from memory for SnapshotInterval. The worker calls it every
-// SnapshotInterval; a failed read leaves the memory to go stale, and polls
-// to the store.
+// RefreshLines reads, in one call (Store.LineStates), every event whose
+// queued visitors this instance remembers and that no read is in flight
+// for. Polls read the lines they need themselves (fromMemory); this reads
+// them all at once, ahead of the polls.
 func (s *Service) RefreshLines(ctx context.Context) error {
 	now := s.clk.Now()
-	s.lines.prune(now)
-	cur := s.lines.cursors()
-	if len(cur) == 0 {
-		return nil
+	type claimed struct {
+		m     *lineMemo
+		since int64
+		here  uint64
 	}
-	qs := make([]LineQuery, 0, len(cur))
-	for ev, since := range cur {
+	s.lines.mu.RLock()
+	memos := make(map[string]*lineMemo, len(s.lines.events))
+	for ev, m := range s.lines.events {
+		memos[ev] = m
+	}
+	s.lines.mu.RUnlock()
+	var qs []LineQuery
+	var cs []claimed
+	for ev, m := range memos {
 		th, fixed, err := s.threshold(ev)
 		if err != nil {
 			s.lines.drop(ev) // closed, or settings not loaded: the store answers
 			continue
 		}
+		since, here, _, ok := m.claim()
+		if !ok {
+			continue
+		}
 		qs = append(qs, LineQuery{EventID: ev, Since: since, Now: now, DefaultThreshold: th, FixedThreshold: fixed})
+		cs = append(cs, claimed{m, since, here})
 	}
+	defer func() {
+		for _, c := range cs {
+			c.m.release()
+		}
+	}()
 	if len(qs) == 0 {
 		return nil
 	}
@@ -378,9 +458,36 @@ func (s *Service) RefreshLines(ctx context.Context) error {
 		return unavailable("lines", "", err)
 	}
 	for i, st := range sts {
-		s.lines.apply(qs[i].Since, st, now, s.knownEpoch(st.EventID))
+		s.lines.apply(cs[i].m, cs[i].since, cs[i].here, st, now, s.knownEpoch(st.EventID))
 	}
 	return nil
+}
+
+// readLine reads eventID's line for a poll that found the last read stale:
+// one LineStates call, or, while one is in flight, a wait for it. A failed
+// read leaves the line stale, and the poll to the store.
+func (s *Service) readLine(ctx context.Context, eventID string, th int64, fixed bool) {
+	m := s.lines.memo(eventID)
+	if m == nil {
+		return
+	}
+	since, here, ch, ok := m.claim()
+	if !ok {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		return
+	}
+	defer m.release()
+	now := s.clk.Now()
+	start := time.Now()
+	sts, err := s.store.LineStates(ctx, []LineQuery{{EventID: eventID, Since: since, Now: now, DefaultThreshold: th, FixedThreshold: fixed}})
+	s.observe("lines", start, err)
+	if err != nil || len(sts) != 1 {
+		return
+	}
+	s.lines.apply(m, since, here, sts[0], now, s.knownEpoch(eventID))
 }
 
 // AnswerFromMemory turns answering queued polls from memory on or off
@@ -392,10 +499,15 @@ func (s *Service) AnswerFromMemory(on bool) { s.lines.on.Store(on) }
 func (s *Service) RememberedPlaces() int { return int(s.lines.n.Load()) }
 
 // fromMemory answers a queued visitor's poll from memory when it may
-// (lines.answer), noting their heartbeat for the next batch.
-func (s *Service) fromMemory(eventID, userID string, now time.Time, th int64, fixed bool) (View, bool) {
-	snap, beat, ok := s.lines.answer(eventID, userID, now, th, fixed, s.cfg.AdmissionBatchSize)
-	if !ok {
+// (lines.answer), reading the line first when only a fresh read is
+// missing, and notes their heartbeat for the next batch.
+func (s *Service) fromMemory(ctx context.Context, eventID, userID string, now time.Time, th int64, fixed bool) (View, bool) {
+	snap, beat, vd := s.lines.answer(eventID, userID, now, th, fixed, s.cfg.AdmissionBatchSize)
+	if vd == readLine {
+		s.readLine(ctx, eventID, th, fixed)
+		snap, beat, vd = s.lines.answer(eventID, userID, s.clk.Now(), th, fixed, s.cfg.AdmissionBatchSize)
+	}
+	if vd != answered {
 		return View{}, false
 	}
 	if beat {

@@ -544,7 +544,7 @@ func (s *Service) check(ctx context.Context, eventID string, who Identity, renew
 		score = now.UnixMilli()
 	}
 	if !renewal && who.EntryToken == "" {
-		if v, ok := s.fromMemory(eventID, who.UserID, now, th, fixed); ok {
+		if v, ok := s.fromMemory(ctx, eventID, who.UserID, now, th, fixed); ok {
 			return v, nil
 		}
 	}
@@ -618,7 +618,7 @@ func (s *Service) Status(ctx context.Context, eventID string, who Identity) (Vie
 	}
 	now := s.clk.Now()
 	if who.EntryToken == "" {
-		if v, ok := s.fromMemory(eventID, who.UserID, now, th, fixed); ok {
+		if v, ok := s.fromMemory(ctx, eventID, who.UserID, now, th, fixed); ok {
 			return v, nil
 		}
 	}
@@ -815,8 +815,11 @@ func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool
 	removed, err := s.store.Leave(ctx, LeaveInput{EventID: eventID, UserID: userID, Pass: who.Pass, Ledger: s.ledger != nil})
 	s.observe("leave", start, err)
 	s.unclaimed.forget(eventID, userID)
-	// A poll in flight during the leave may have learnt the place again.
+	// A poll in flight during the leave may have learnt the place again,
+	// from a step before the leave: forget it, and answer nobody from a
+	// read that began before the leave was done.
 	s.lines.forget(eventID, userID)
+	s.lines.changedHere(eventID)
 	if err != nil {
 		return false, unavailable("leave", eventID, err)
 	}

@@ -173,6 +173,12 @@ type LineState struct {
 	Gap bool
 	// Changes are those after Since, oldest first (Seq-len+1 … Seq).
 	Changes []LineChange
+	// Gen names the count Seq belongs to: another Gen means the count
+	// started again (its key was lost while the epoch stayed), and a
+	// cursor read under the old one means nothing in it. "" before the
+	// first change (and on a store whose count only a loss of the epoch
+	// restarts).
+	Gen string
 	// Front is the highest base the admission pass has let in (-1: none):
 	// a waiter whose base is above it has not been let in.
 	Front              int64

@@ -133,24 +133,19 @@ func (w *Worker) flushBeats(ctx context.Context) error {
 	return nil
 }
 
-// refreshLines reads the lines of the queued visitors its instance
-// remembers every SnapshotInterval (Service.RefreshLines) until ctx is
-// done, on its own ticker, so that a long admission pass never holds it
-// up (a late read sends polls to the store, never answers them late).
-func (w *Worker) refreshLines(ctx context.Context) {
-	t := time.NewTicker(SnapshotInterval)
+// tidyLines drops, every pruneEvery until ctx is done, the remembered
+// places older than MemoryMaxAge and the lines nobody is remembered in. It
+// reads nothing: polls read the lines they need (Service.fromMemory), so
+// an instance whose remembered visitors do not poll costs Redis nothing.
+func (w *Worker) tidyLines(ctx context.Context) {
+	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
-	failing := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			err := w.svc.RefreshLines(ctx)
-			if err != nil && !failing && ctx.Err() == nil {
-				w.log.Warn("reading the remembered lines failed; polls go to the store", "err", err)
-			}
-			failing = err != nil
+			w.svc.lines.tidy(w.svc.clk.Now())
 		}
 	}
 }
@@ -195,7 +190,7 @@ func (w *Worker) Run(ctx context.Context) {
 	defer watch.Stop()
 	var lines sync.WaitGroup
 	lines.Add(1)
-	go func() { defer lines.Done(); w.refreshLines(ctx) }()
+	go func() { defer lines.Done(); w.tidyLines(ctx) }()
 	defer lines.Wait()
 	defer func() {
 		// Write what this instance heard before it stops.
@@ -558,6 +553,9 @@ func (w *Worker) admitPass(ctx context.Context, eventID string) (int, bool, erro
 		s.notify.Admitted(newAdmission(eventID, uid, now, res.ExpiresAt))
 	}
 	n := len(res.Admitted)
+	if n > 0 {
+		s.lines.changedHere(eventID) // those let in never hear "queued" from here
+	}
 	if n > 0 {
 		s.obs.Admitted(eventID, n)
 	}

@@ -206,13 +206,21 @@ end
 -- 'A<n>:<highest base>' n let in from the head, 'L<base>:<uid>' left,
 -- 'S<base>:<uid>' swept, 'X' anything else (forget the line). The list
 -- keeps the last LOG_CAP entries and expires LOG_TTL_MS after its last
--- entry; a reader whose place fell off it forgets the line. The count and
--- the admitted-through frontier (front) are kept.
+-- entry; a reader whose place fell off it forgets the line. The count,
+-- its generation (gen) and the admitted-through frontier (front) are kept.
 local LOG_CAP = 10000
 local LOG_TTL_MS = 600000
 
 local function log_change(keys, entry)
   local seq = redis.call('HINCRBY', keys[14], 'seq', 1)
+  if seq == 1 then
+    -- A count that starts (again: the hash was lost, evicted or deleted
+    -- while the epoch stayed) gets a generation of its own, so that a
+    -- reader whose cursor is from another count forgets the line instead
+    -- of reading this count's entries as the ones after its cursor.
+    local t = redis.call('TIME')
+    redis.call('HSET', keys[14], 'gen', t[1] .. '.' .. t[2])
+  end
   if redis.call('RPUSH', keys[13], entry) > LOG_CAP + 100 then
     redis.call('LTRIM', keys[13], -LOG_CAP, -1)
   end

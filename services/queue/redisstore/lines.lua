@@ -18,11 +18,12 @@
 -- ahead of seq too), front (highest base admitted, -1 when none), queue
 -- size, unexpired active count, threshold, admissions in window, first
 -- admission in window ms or 0, epoch id or '', recovering until ms (held
--- past now while the ledger's replay is pending), then the entries after
--- the cursor, oldest first (lib.lua log_change)}.
+-- past now while the ledger's replay is pending), the count's generation
+-- ('' before its first change; another one when the count started again,
+-- lib.lua log_change), then the entries after the cursor, oldest first}.
 local since, now = tonumber(ARGV[1]), tonumber(ARGV[2])
-local meta = redis.call('HMGET', KEYS[14], 'seq', 'front')
-local seq, front = tonumber(meta[1]) or 0, tonumber(meta[2]) or -1
+local meta = redis.call('HMGET', KEYS[14], 'seq', 'front', 'gen')
+local seq, front, gen = tonumber(meta[1]) or 0, tonumber(meta[2]) or -1, meta[3] or ''
 local gap, entries = 0, {}
 if since >= 0 and since ~= seq then
   local want = seq - since
@@ -35,6 +36,6 @@ end
 local w = now - tonumber(ARGV[5])
 local eid, untl = epoch_peek(KEYS[8], now)
 local reply = {seq, gap, front, redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf'),
-  threshold_of(KEYS[4], ARGV[3], ARGV[4]), admitted_since(KEYS[5], w), first_admission_since(KEYS[5], w), eid, untl}
+  threshold_of(KEYS[4], ARGV[3], ARGV[4]), admitted_since(KEYS[5], w), first_admission_since(KEYS[5], w), eid, untl, gen}
 for _, e in ipairs(entries) do reply[#reply + 1] = e end
 return reply

@@ -673,8 +673,8 @@ func (s *Store) LineStates(ctx context.Context, qs []queue.LineQuery) ([]queue.L
 
 // parseLines reads lines.lua's reply.
 func parseLines(r []any) (queue.LineState, error) {
-	if len(r) < 10 {
-		return queue.LineState{}, fmt.Errorf("reply has %d fields, want at least 10", len(r))
+	if len(r) < 11 {
+		return queue.LineState{}, fmt.Errorf("reply has %d fields, want at least 11", len(r))
 	}
 	var n [10]int64
 	for i := range n {
@@ -691,15 +691,19 @@ func parseLines(r []any) (queue.LineState, error) {
 	if !ok {
 		return queue.LineState{}, fmt.Errorf("epoch is %T, want a string", r[8])
 	}
+	gen, ok := r[10].(string)
+	if !ok {
+		return queue.LineState{}, fmt.Errorf("generation is %T, want a string", r[10])
+	}
 	st := queue.LineState{Seq: n[0], Gap: n[1] == 1, Front: n[2], QueueSize: n[3], ActiveCount: n[4], Threshold: n[5],
-		AdmittedLastMinute: n[6], Epoch: queue.EpochState{ID: eid}}
+		AdmittedLastMinute: n[6], Epoch: queue.EpochState{ID: eid}, Gen: gen}
 	if n[7] > 0 {
 		st.RateSince = clock.FromUnixMilli(n[7])
 	}
 	if n[9] > 0 {
 		st.Epoch.RecoveringUntil = clock.FromUnixMilli(n[9])
 	}
-	for _, e := range r[10:] {
+	for _, e := range r[11:] {
 		raw, ok := e.(string)
 		if !ok {
 			return queue.LineState{}, fmt.Errorf("change is %T, want a string", e)
