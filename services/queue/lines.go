@@ -366,6 +366,11 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 		m.restart(l, st.Seq, st.Epoch.ID)
 	case st.Gap || since != m.base+int64(len(m.changes)):
 		m.restart(l, st.Seq, st.Epoch.ID)
+	case st.Prev != nil && len(m.changes) > 0 && *st.Prev != m.changes[len(m.changes)-1]:
+		// The change at the cursor is not the one read under its number:
+		// the count went back (a failover to a replica behind) and came
+		// forward with other changes.
+		m.restart(l, st.Seq, st.Epoch.ID)
 	default:
 	changes:
 		for _, c := range st.Changes {

@@ -224,3 +224,47 @@ func TestIdleRememberedEventsCostNoReads(t *testing.T) {
 		t.Fatalf("%d polls read %d lines: want at most one per event and instance (%d)", n, got, 2*events)
 	}
 }
+
+// TestLineLogRolledBackWithoutAnEpochChange: a failover to a replica that
+// had not yet seen the last changes takes the count back a few steps, with
+// the count's generation and the epoch unchanged; new changes (a leave
+// among them) bring it past this instance's cursor before its next read.
+// The leaver must not hear "queued" from memory after that read.
+func TestLineLogRolledBackWithoutAnEpochChange(t *testing.T) {
+	t.Parallel()
+	rdb, st, prefix := redisStore(t, 0)
+	cfg := queue.Config{Threshold: 1, AdmissionBatchSize: 1}
+	b := setupWith(t, st, cfg)
+	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	other := b.instance(cfg)
+	b.check(t, "holder", 1)
+	for i := range 10 {
+		b.check(t, fmt.Sprintf("u%d", i), int64(2+i))
+	}
+	b.refresh(t, b.svc)
+	u8 := queue.Identity{UserID: "u8", Position: 10, Pass: true}
+	if v, err := b.svc.Check(b.ctx, b.ev, u8); err != nil || v.PeopleAheadExact {
+		t.Fatalf("u8 before: %+v, %v; want memory's answer", v, err)
+	}
+	// The replica had the first 7 of the 10 joins: the last 3 are lost.
+	tag := prefix + "{" + b.ev + "}"
+	if err := rdb.HIncrBy(b.ctx, tag+":line", "seq", -3).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.RPopCount(b.ctx, tag+":changes", 3).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := other.Leave(b.ctx, b.ev, u8); err != nil || !removed {
+		t.Fatalf("Leave(u8) on the other instance = %v, %v", removed, err)
+	}
+	for i := range 5 {
+		if _, err := other.Check(b.ctx, b.ev, queue.Identity{UserID: fmt.Sprintf("n%d", i), Position: int64(100 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.clk.Advance(queue.SnapshotInterval + time.Millisecond)
+	b.refresh(t, b.svc)
+	if v, err := b.svc.Check(b.ctx, b.ev, u8); err != nil || v.Status != queue.StatusDone {
+		t.Fatalf("check of u8 after its leave and a read: %+v, %v; want done", v, err)
+	}
+}

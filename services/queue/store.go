@@ -173,6 +173,11 @@ type LineState struct {
 	Gap bool
 	// Changes are those after Since, oldest first (Seq-len+1 … Seq).
 	Changes []LineChange
+	// Prev is the change numbered Since, the last the caller read, when
+	// the log still holds it (nil otherwise): if the caller read another
+	// change under that number, the count went back and forward again (a
+	// failover to a replica behind) and the caller must forget the line.
+	Prev *LineChange
 	// Gen names the count Seq belongs to: another Gen means the count
 	// started again (its key was lost while the epoch stayed), and a
 	// cursor read under the old one means nothing in it. "" before the

@@ -966,6 +966,10 @@ func (s *Store) LineStates(ctx context.Context, qs []queue.LineQuery) ([]queue.L
 				st.Changes = append([]queue.LineChange(nil), e.changes[int64(len(e.changes))-want:]...)
 			}
 		}
+		if back := e.seq - q.Since + 1; q.Since > 0 && !st.Gap && back <= int64(len(e.changes)) {
+			prev := e.changes[int64(len(e.changes))-back]
+			st.Prev = &prev
+		}
 		for _, free := range e.active {
 			if free > n {
 				st.ActiveCount++

@@ -673,8 +673,8 @@ func (s *Store) LineStates(ctx context.Context, qs []queue.LineQuery) ([]queue.L
 
 // parseLines reads lines.lua's reply.
 func parseLines(r []any) (queue.LineState, error) {
-	if len(r) < 11 {
-		return queue.LineState{}, fmt.Errorf("reply has %d fields, want at least 11", len(r))
+	if len(r) < 12 {
+		return queue.LineState{}, fmt.Errorf("reply has %d fields, want at least 12", len(r))
 	}
 	var n [10]int64
 	for i := range n {
@@ -703,7 +703,17 @@ func parseLines(r []any) (queue.LineState, error) {
 	if n[9] > 0 {
 		st.Epoch.RecoveringUntil = clock.FromUnixMilli(n[9])
 	}
-	for _, e := range r[11:] {
+	switch prev, ok := r[11].(string); {
+	case !ok:
+		return queue.LineState{}, fmt.Errorf("the entry at the cursor is %T, want a string", r[11])
+	case prev != "":
+		c, err := parseChange(prev)
+		if err != nil {
+			return queue.LineState{}, err
+		}
+		st.Prev = &c
+	}
+	for _, e := range r[12:] {
 		raw, ok := e.(string)
 		if !ok {
 			return queue.LineState{}, fmt.Errorf("change is %T, want a string", e)

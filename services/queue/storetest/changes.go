@@ -65,6 +65,17 @@ func runChanges(t *testing.T, newStore Factory) {
 		if st.QueueSize != 3 || st.ActiveCount != 2 || st.Threshold != 2 || st.AdmittedLastMinute != 2 || !st.RateSince.Equal(t0) || st.Front != -1 {
 			t.Fatalf("counters: %+v", st)
 		}
+		// The change at the cursor comes along (a reader checks it is the
+		// one it read under that number); none for cursor 0.
+		if st.Prev == nil || *st.Prev != (queue.LineChange{Kind: queue.LineJoined, Base: 10}) {
+			t.Fatalf("the change at cursor 1: %+v, want w1's join", st.Prev)
+		}
+		if st := f.lines(3, t0, 2); st.Prev == nil || *st.Prev != (queue.LineChange{Kind: queue.LineJoined, Base: 20}) || len(st.Changes) != 0 {
+			t.Fatalf("at the end of the log: %+v, want the last change at the cursor and none after", st)
+		}
+		if st := f.lines(0, t0, 2); st.Prev != nil || len(st.Changes) != 3 {
+			t.Fatalf("from cursor 0: %+v, want no change at the cursor", st)
+		}
 		// A slot frees; the pass lets w1 in: one entry for the batch, and
 		// the frontier moves to its base.
 		f.Leave("holder")
