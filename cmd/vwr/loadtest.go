@@ -29,6 +29,7 @@ import (
 	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 	"github.com/vwr-go/vwr/services/queue/app"
+	"github.com/vwr-go/vwr/services/queue/redisstore"
 )
 
 // `vwr loadtest` rehearses a sale (internal/loadtest). Without -base it
@@ -72,6 +73,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	fs.IntVar(&cfg.Concurrency, "concurrency", 256, "requests in flight at most")
 	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "give up on visitors still waiting after this long")
 	fs.Float64Var(&cfg.JunkRate, "junk-rate", 200, "junk-events: unconfigured event ids per second")
+	fs.IntVar(&cfg.AheadSampleEvery, "ahead-sample-every", loadtest.DefaultAheadSampleEvery, "one queued poll in N reads the visitor's exact rank before and after, for waitEstimateError.peopleAheadError (in-process only)")
 	sqsDownFor := fs.Duration("sqs-down-for", 10*time.Second, "sqs-down: how long SQS stays unreachable")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	if err := fs.Parse(inv.Args); err != nil {
@@ -84,8 +86,8 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 		fmt.Fprintf(inv.Stderr, "vwr loadtest: unexpected arguments %q\n", fs.Args())
 		return exitUsage
 	}
-	if cfg.Visitors < 1 || cfg.Threshold < 1 || cfg.Shards < 1 || cfg.Concurrency < 1 {
-		fmt.Fprintln(inv.Stderr, "vwr loadtest: -visitors, -threshold, -shards and -concurrency must be at least 1")
+	if cfg.Visitors < 1 || cfg.Threshold < 1 || cfg.Shards < 1 || cfg.Concurrency < 1 || cfg.AheadSampleEvery < 1 {
+		fmt.Fprintln(inv.Stderr, "vwr loadtest: -visitors, -threshold, -shards, -concurrency and -ahead-sample-every must be at least 1")
 		return exitUsage
 	}
 	if cfg.Reenter < 0 || cfg.Reenter > 1 {
@@ -292,8 +294,17 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	st.stops = append(st.stops, func() { _ = msrdb.Close() })
 	s.QueueOptions.ConfigStore = esredis.New(msrdb, "")
 
-	rc := &loadtest.RedisCounter{}
+	rc := loadtest.NewRedisCounter()
 	s.Redis.AddHook(rc)
+	// The tool's own reads of Tier 2's Redis (exact ranks, memory) go on a
+	// client of their own, uncounted.
+	var tool redis.UniversalClient
+	if s.Miniredis != nil {
+		tool = redis.NewClient(&redis.Options{Addr: s.Miniredis.Addr()})
+	} else if tool, err = redisconn.Open(s.QueueConfig.RedisURL, s.QueueConfig.RedisClusterAddrs); err != nil {
+		return nil, err
+	}
+	st.stops = append(st.stops, func() { _ = tool.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -426,9 +437,16 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 			}
 			return "", fmt.Errorf("%s is not supported by the in-process target", kind)
 		},
+		ExactRank: func(ctx context.Context, event, user string) (int64, bool, error) {
+			n, err := tool.ZRank(ctx, redisstore.LineKey(s.QueueOptions.KeyPrefix, event), user).Result()
+			if errors.Is(err, redis.Nil) {
+				return 0, false, nil
+			}
+			return n, err == nil, err
+		},
 		Backend: func() loadtest.BackendCounts {
-			req, cmds, trips := rc.Counts()
-			b := loadtest.BackendCounts{Tier1Store: tier1Store, Tier2Requests: req, RedisCommands: cmds, RedisRoundTrips: trips}
+			byKind, background := rc.Counts()
+			b := loadtest.BackendCounts{Tier1Store: tier1Store, Tier2: byKind, RedisBackground: background}
 			if counter != nil {
 				cs := counter.Stats()
 				b.DynamoReads, b.DynamoWrites = cs.Reads, cs.Writes
@@ -445,7 +463,7 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	}
 	if s.Miniredis == nil {
 		st.target.RedisMemory = func(ctx context.Context, event string) (int64, error) {
-			return loadtest.EventMemory(ctx, s.Redis, event)
+			return loadtest.EventMemory(ctx, tool, event)
 		}
 	}
 	return st, nil

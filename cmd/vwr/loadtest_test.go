@@ -66,8 +66,8 @@ func TestLoadtestReportSchema(t *testing.T) {
 	}
 	nested := map[string][]string{
 		"inversions":           {"tier1", "tier2"},
-		"waitEstimateError":    {"median", "p90"},
-		"backendOpsPerVisitor": {"dynamoReads", "dynamoWrites", "hottestItemWriteShare", "hottestPartitionWriteShare", "redisCommandsPerRequest"},
+		"waitEstimateError":    {"median", "p90", "peopleAheadError"},
+		"backendOpsPerVisitor": {"dynamoReads", "dynamoWrites", "hottestItemWriteShare", "hottestPartitionWriteShare", "redisCommandsPerRequest", "redisByRequest", "redisBackgroundCommandsPerSecond"},
 		"throughputPerSecond":  {"requests", "admissions"},
 	}
 	for k, fields := range nested {
@@ -123,6 +123,19 @@ func TestLoadtestReportSchema(t *testing.T) {
 	// retire (two more: SADD, relisted.lua), which the junk events cause.
 	if b.Tier1Store != "redis" || b.RedisRoundTripsPerRequest < 1 || b.RedisRoundTripsPerRequest > 1.1 || b.RedisCommandsPerRequest < 1 || b.RedisCommandsPerRequest > 1.1 {
 		t.Errorf("backendOpsPerVisitor %+v", b)
+	}
+	// Every visitor joined once, left once, and seated visitors (dwell
+	// 500 ms) renewed nothing; the split adds up to the whole.
+	var split int64
+	for _, c := range b.RedisByRequest {
+		split += c.Requests
+	}
+	if j, l := b.RedisByRequest[loadtest.KindJoin], b.RedisByRequest[loadtest.KindLeave]; j.Requests != 300 || l.Requests != 300 ||
+		j.RedisCommandsPerRequest < 1 || split != rep.LatencyMs["tier2.check"].Count+rep.LatencyMs["tier2.leave"].Count {
+		t.Errorf("redisByRequest %+v: want 300 joins and 300 leaves, adding up to every Tier 2 request", b.RedisByRequest)
+	}
+	if pa := w.PeopleAheadError; pa == nil || pa.Samples < 1 || pa.OutOfBound != 0 {
+		t.Errorf("peopleAheadError %+v: want samples, none out of bound", pa)
 	}
 	if rep.RedisBytesPerWaiter != nil {
 		t.Errorf("redisBytesPerWaiter %v on embedded Redis, which has no MEMORY USAGE", *rep.RedisBytesPerWaiter)

@@ -157,6 +157,15 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 	rep.WaitEstimateError.Later, t1.Later = &later2, &later1
 	t1.PeopleAhead = peopleAheadError(vs)
 	rep.WaitEstimateError.Tier1 = &t1
+	if r.t.ExactRank != nil {
+		var joins []joinAt
+		for _, v := range vs {
+			if !v.t2FirstSent.IsZero() && !v.t2FirstRecv.IsZero() {
+				joins = append(joins, joinAt{pos: v.position, sent: v.t2FirstSent, recv: v.t2FirstRecv})
+			}
+		}
+		rep.WaitEstimateError.PeopleAheadError = tier2AheadError(r.aheads, joins)
+	}
 
 	rep.BackendOpsPerVisitor = BackendOps{Tier1Store: "unknown"}
 	if backend != nil {
@@ -169,10 +178,7 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 			perEnter := float64(b.DynamoWrites) / float64(enters)
 			ops.ImpliedEnterCapacity = math.Round(1000 / (b.HottestPartShare * perEnter))
 		}
-		if b.Tier2Requests > 0 {
-			ops.RedisCommandsPerRequest = round2(float64(b.RedisCommands) / float64(b.Tier2Requests))
-			ops.RedisRoundTripsPerRequest = round2(float64(b.RedisRoundTrips) / float64(b.Tier2Requests))
-		}
+		redisPerRequest(&ops, b, dur)
 		rep.BackendOpsPerVisitor = ops
 	}
 	if r.memWaiters > 0 {
@@ -185,6 +191,32 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 		fails[i] = Failure{T: r.since(f.at), Endpoint: f.endpoint, Status: f.status}
 	}
 	return &Result{Report: rep, Samples: append([]Sample{}, r.samples...), Visits: visits, Failures: fails, PassedOver: passed}
+}
+
+// redisPerRequest fills ops' Redis figures from the counts: per Tier 2
+// request in all, per request of each kind, and the background commands
+// per second over dur seconds.
+func redisPerRequest(ops *BackendOps, b BackendCounts, dur float64) {
+	var all RequestCounts
+	ops.RedisByRequest = map[string]RedisPerRequest{}
+	for kind, c := range b.Tier2 {
+		all.Requests += c.Requests
+		all.Commands += c.Commands
+		all.RoundTrips += c.RoundTrips
+		if c.Requests > 0 {
+			ops.RedisByRequest[kind] = RedisPerRequest{Requests: c.Requests,
+				RedisCommandsPerRequest:   round4(float64(c.Commands) / float64(c.Requests)),
+				RedisRoundTripsPerRequest: round4(float64(c.RoundTrips) / float64(c.Requests))}
+		}
+	}
+	if all.Requests > 0 {
+		ops.RedisCommandsPerRequest = round2(float64(all.Commands) / float64(all.Requests))
+		ops.RedisRoundTripsPerRequest = round2(float64(all.RoundTrips) / float64(all.Requests))
+	}
+	if dur > 0 {
+		bg := round2(float64(b.RedisBackground) / dur)
+		ops.RedisBackgroundCommandsPerSecond = &bg
+	}
 }
 
 // faultRecovery fills each fault's error count and recovery time: the

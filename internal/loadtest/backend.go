@@ -9,24 +9,80 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// Request kinds: what a visitor was doing when it sent a Tier 2 request,
+// as the visitor knows it (the server cannot tell a join from a poll
+// before it has looked): the first check of a pass (join), a check while
+// its last answer was "queued" (queuedPoll), a heartbeat of an admitted
+// visitor (activePoll), a leave, and a check of the same pass after
+// leaving (reenter).
+const (
+	KindJoin       = "join"
+	KindQueuedPoll = "queuedPoll"
+	KindActivePoll = "activePoll"
+	KindLeave      = "leave"
+	KindReenter    = "reenter"
+	kindOther      = "other"
+)
+
+// RequestKinds are the kinds the report splits Redis traffic by.
+var RequestKinds = []string{KindJoin, KindQueuedPoll, KindActivePoll, KindLeave, KindReenter}
+
+// KindHeader carries a Tier 2 request's kind from the simulated visitor to
+// the in-process stack's counting middleware; Tier 2 itself ignores it.
+const KindHeader = "X-Vwr-Loadtest-Kind"
+
+// RequestCounts are the Redis commands and round trips sent on behalf of
+// Requests HTTP requests.
+type RequestCounts struct {
+	Requests, Commands, RoundTrips int64
+}
+
+type kindCounter struct{ requests, commands, trips atomic.Int64 }
+
+func (k *kindCounter) load() RequestCounts {
+	return RequestCounts{Requests: k.requests.Load(), Commands: k.commands.Load(), RoundTrips: k.trips.Load()}
+}
+
+func (k *kindCounter) reset() { k.requests.Store(0); k.commands.Store(0); k.trips.Store(0) }
+
 // RedisCounter is a go-redis hook that counts the commands and round trips
-// sent on behalf of HTTP requests that passed through its Middleware, and
-// those requests; the admission worker's traffic (no such mark) is left out.
+// sent on behalf of HTTP requests that passed through its Middleware, by
+// the request's kind (KindHeader), and those requests; everything else the
+// hooked clients send (the admission worker, refreshes in the background)
+// is counted apart, as background.
 type RedisCounter struct {
-	requests, commands, trips atomic.Int64
+	kinds      map[string]*kindCounter // fixed at construction: read without a lock
+	background atomic.Int64
+}
+
+// NewRedisCounter counts every kind of RequestKinds (and any other).
+func NewRedisCounter() *RedisCounter {
+	c := &RedisCounter{kinds: map[string]*kindCounter{kindOther: {}}}
+	for _, k := range RequestKinds {
+		c.kinds[k] = &kindCounter{}
+	}
+	return c
 }
 
 type markKey struct{}
 
-// Middleware marks each request's context so its Redis traffic is counted.
+// Middleware marks each request's context with its kind, so its Redis
+// traffic is counted under it.
 func (c *RedisCounter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.requests.Add(1)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), markKey{}, true)))
+		k := c.kinds[r.Header.Get(KindHeader)]
+		if k == nil {
+			k = c.kinds[kindOther]
+		}
+		k.requests.Add(1)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), markKey{}, k)))
 	})
 }
 
-func marked(ctx context.Context) bool { v, _ := ctx.Value(markKey{}).(bool); return v }
+func (c *RedisCounter) counter(ctx context.Context) *kindCounter {
+	k, _ := ctx.Value(markKey{}).(*kindCounter)
+	return k
+}
 
 // DialHook passes dials through.
 func (c *RedisCounter) DialHook(next redis.DialHook) redis.DialHook {
@@ -36,9 +92,11 @@ func (c *RedisCounter) DialHook(next redis.DialHook) redis.DialHook {
 // ProcessHook counts one command, one round trip.
 func (c *RedisCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if marked(ctx) {
-			c.commands.Add(1)
-			c.trips.Add(1)
+		if k := c.counter(ctx); k != nil {
+			k.commands.Add(1)
+			k.trips.Add(1)
+		} else {
+			c.background.Add(1)
 		}
 		return next(ctx, cmd)
 	}
@@ -47,21 +105,35 @@ func (c *RedisCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // ProcessPipelineHook counts a pipeline's commands and one round trip.
 func (c *RedisCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if marked(ctx) {
-			c.commands.Add(int64(len(cmds)))
-			c.trips.Add(1)
+		if k := c.counter(ctx); k != nil {
+			k.commands.Add(int64(len(cmds)))
+			k.trips.Add(1)
+		} else {
+			c.background.Add(int64(len(cmds)))
 		}
 		return next(ctx, cmds)
 	}
 }
 
-// Counts returns requests, commands and round trips so far.
-func (c *RedisCounter) Counts() (requests, commands, trips int64) {
-	return c.requests.Load(), c.commands.Load(), c.trips.Load()
+// Counts returns, for each kind that had requests, what they sent so far;
+// and the commands sent on behalf of no counted request.
+func (c *RedisCounter) Counts() (byKind map[string]RequestCounts, background int64) {
+	byKind = map[string]RequestCounts{}
+	for name, k := range c.kinds {
+		if n := k.load(); n.Requests > 0 || n.Commands > 0 {
+			byKind[name] = n
+		}
+	}
+	return byKind, c.background.Load()
 }
 
 // Reset zeroes the counts.
-func (c *RedisCounter) Reset() { c.requests.Store(0); c.commands.Store(0); c.trips.Store(0) }
+func (c *RedisCounter) Reset() {
+	for _, k := range c.kinds {
+		k.reset()
+	}
+	c.background.Store(0)
+}
 
 // EventMemory sums MEMORY USAGE (every element sampled) over the keys of one
 // event's hash tag, {event}*, found with SCAN; embedded Redis has no MEMORY

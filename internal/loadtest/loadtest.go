@@ -56,6 +56,9 @@ type Config struct {
 	Timeout     time.Duration // the whole run; visitors still waiting then are unfinished
 	Faults      []Fault
 	JunkRate    float64 // junk-events: unconfigured event ids per second
+	// AheadSampleEvery: one queued poll in this many reads the visitor's
+	// exact rank around it (Target.ExactRank), for the people-ahead error.
+	AheadSampleEvery int
 
 	Progress io.Writer   // where the progress line goes; nil: none
 	Clock    clock.Clock // nil: the wall clock
@@ -97,6 +100,9 @@ func (c Config) WithDefaults() Config {
 	if c.JunkRate == 0 {
 		c.JunkRate = 200
 	}
+	if c.AheadSampleEvery == 0 {
+		c.AheadSampleEvery = DefaultAheadSampleEvery
+	}
 	if c.PowTickets == 0 {
 		c.PowTickets = DefaultPowTickets
 	}
@@ -132,6 +138,9 @@ type Target struct {
 	// RedisMemory sums MEMORY USAGE over the event's Tier 2 keys; nil when
 	// unknown.
 	RedisMemory func(ctx context.Context, event string) (int64, error)
+	// ExactRank reads user's rank in event's Tier 2 line (people ahead);
+	// ok is false when the user is not in it. nil when unknown.
+	ExactRank func(ctx context.Context, event, user string) (rank int64, ok bool, err error)
 	// Client is the shared HTTP client; nil: one sized for Concurrency.
 	Client *http.Client
 }
@@ -141,9 +150,12 @@ type BackendCounts struct {
 	Tier1Store                         string
 	DynamoReads, DynamoWrites          int64
 	HottestItemShare, HottestPartShare float64
-	// Tier2Requests are the Tier 2 HTTP requests the target served; their
-	// Redis commands and round trips (the worker's are not counted).
-	Tier2Requests, RedisCommands, RedisRoundTrips int64
+	// Tier2 are the Tier 2 HTTP requests of the sale's event the target
+	// served, by kind (KindJoin…), with their Redis commands and round
+	// trips; RedisBackground the commands its Tier 2 clients sent on
+	// behalf of none of them (the workers', background refreshes).
+	Tier2           map[string]RequestCounts
+	RedisBackground int64
 }
 
 // Result is a run's report plus the series the plots are drawn from.
@@ -255,7 +267,8 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 		b := t.Backend()
 		backend = &b
 	}
-	return r.analyze(vs, end, backend), nil
+	res := r.analyze(vs, end, backend)
+	return res, nil
 }
 
 // NewClient is an HTTP client that keeps up to n connections per host open.
@@ -290,6 +303,9 @@ type run struct {
 	windows map[time.Time]bool
 	junkSeq atomic.Int64
 	pow     powStats
+	// The people-ahead samples (ahead.go).
+	aheadSeq atomic.Int64
+	aheads   []aheadSample
 	// holdTTL is how long the protected site holds a seat (its list says).
 	holdTTL time.Duration
 	// For the progress line.

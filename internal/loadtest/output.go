@@ -139,6 +139,10 @@ func Summary(w io.Writer, rep Report) {
 		fmt.Fprintf(w, "  Tier 1 people ahead: %.1f %% of %d counts within 2 %% of the line or 16 people; error median %.2f %%, p90 %.2f %% of the line\n",
 			100*pa.WithinBound, pa.Samples, 100*pa.MedianOfLine, 100*pa.P90OfLine)
 	}
+	if pa := we.PeopleAheadError; pa != nil {
+		fmt.Fprintf(w, "  Tier 2 people ahead vs the exact rank: %d sampled queued polls, %.0f %% estimated; error max %d, p99 %d; %d beyond max(5, 2 %%)\n",
+			pa.Samples, 100*pa.EstimatedShare, pa.MaxAbs, pa.P99Abs, pa.OutOfBound)
+	}
 	b := rep.BackendOpsPerVisitor
 	fmt.Fprintf(w, "  backend: Tier 1 on %s, %.2f reads and %.2f writes per visitor, hottest partition %.1f %% of writes",
 		b.Tier1Store, b.DynamoReads, b.DynamoWrites, 100*b.HottestPartitionWriteShare)
@@ -146,6 +150,20 @@ func Summary(w io.Writer, rep Report) {
 		fmt.Fprintf(w, " (enter capacity ≈ %.0f/s)", b.ImpliedEnterCapacity)
 	}
 	fmt.Fprintf(w, "; %.2f Redis commands in %.2f round trips per Tier 2 request\n", b.RedisCommandsPerRequest, b.RedisRoundTripsPerRequest)
+	if len(b.RedisByRequest) > 0 {
+		fmt.Fprintf(w, "  Redis commands (round trips) per Tier 2 request:")
+		sep := " "
+		for _, k := range RequestKinds {
+			if c, ok := b.RedisByRequest[k]; ok {
+				fmt.Fprintf(w, "%s%s %.3f (%.3f) of %d", sep, k, c.RedisCommandsPerRequest, c.RedisRoundTripsPerRequest, c.Requests)
+				sep = ", "
+			}
+		}
+		if b.RedisBackgroundCommandsPerSecond != nil {
+			fmt.Fprintf(w, "; background %.1f commands/s", *b.RedisBackgroundCommandsPerSecond)
+		}
+		fmt.Fprintln(w)
+	}
 	if rep.RedisBytesPerWaiter != nil {
 		fmt.Fprintf(w, "  Redis bytes per waiting visitor: %.0f\n", *rep.RedisBytesPerWaiter)
 	}

@@ -104,6 +104,9 @@ type WaitError struct {
 	Later       *WaitError  `json:"later,omitempty"`
 	Tier1       *WaitError  `json:"tier1,omitempty"`
 	PeopleAhead *AheadError `json:"peopleAhead,omitempty"`
+	// PeopleAheadError is Tier 2's people-ahead error (top level only);
+	// absent when the target cannot read exact ranks (an external -base).
+	PeopleAheadError *Tier2AheadError `json:"peopleAheadError,omitempty"`
 }
 
 // AheadError compares each people-ahead count a Tier 1 page showed with
@@ -135,6 +138,38 @@ type BackendOps struct {
 	// round trips (a pipeline is one).
 	RedisCommandsPerRequest   float64 `json:"redisCommandsPerRequest"`
 	RedisRoundTripsPerRequest float64 `json:"redisRoundTripsPerRequest"`
+	// RedisByRequest splits those figures by what the visitor was doing
+	// (join, queuedPoll, activePoll, leave, reenter; see RequestKinds);
+	// absent when the target cannot count (an external -base).
+	RedisByRequest map[string]RedisPerRequest `json:"redisByRequest,omitempty"`
+	// RedisBackgroundCommandsPerSecond are the commands Tier 2 sent on
+	// behalf of no request (workers, refreshes), over the sale's duration;
+	// null when the target cannot count.
+	RedisBackgroundCommandsPerSecond *float64 `json:"redisBackgroundCommandsPerSecond"`
+}
+
+// RedisPerRequest is one request kind's Redis traffic.
+type RedisPerRequest struct {
+	Requests                  int64   `json:"requests"`
+	RedisCommandsPerRequest   float64 `json:"redisCommandsPerRequest"`
+	RedisRoundTripsPerRequest float64 `json:"redisRoundTripsPerRequest"`
+}
+
+// Tier2AheadError is the error of the people-ahead counts Tier 2 gave in
+// answers to queued polls, against the visitor's exact rank in the line
+// (ZRANK), read just before and just after the request on a sample of
+// polls: a count within [min, max] of the two reads is off by nothing, one
+// outside by its distance.
+type Tier2AheadError struct {
+	Samples int64 `json:"samples"`
+	// EstimatedShare is the share of sampled answers that said
+	// peopleAheadExact: false.
+	EstimatedShare float64 `json:"estimatedShare"`
+	MaxAbs         int64   `json:"maxAbs"`
+	P99Abs         int64   `json:"p99Abs"`
+	// OutOfBound counts answers off by more than max(5, 2 % of the exact
+	// rank): the bound issue 17 sets. Goal 0.
+	OutOfBound int64 `json:"outOfBound"`
 }
 
 // FaultReport is what one injected fault did.

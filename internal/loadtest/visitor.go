@@ -85,8 +85,10 @@ type visitor struct {
 	arrived        time.Time
 	t2FirstSent    time.Time     // first Tier 2 check of the current pass
 	t2FirstQueued  time.Time     // first queued answer received
+	t2FirstRecv    time.Time     // first answer (queued or active) to the first check received
 	lateWait2      time.Duration // late at the last queued answer
 	t2LastQueued   time.Time     // last queued answer's request sent
+	queuedNow      bool          // the last Tier 2 answer for this pass said "queued"
 	est2           float64       // the estimate at the first queued answer, seconds
 	est2Set        bool
 	later2         estimates // the estimates of later queued answers
@@ -280,15 +282,29 @@ func (v *visitor) failed1(res response) (time.Duration, bool) {
 }
 
 func (v *visitor) toTier2() (time.Duration, bool) {
-	v.stage, v.t2FirstSent, v.failures = stageTier2, time.Time{}, 0
+	v.stage, v.t2FirstSent, v.t2FirstRecv, v.failures, v.queuedNow = stageTier2, time.Time{}, time.Time{}, 0, false
 	return 0, false
 }
 
 // tier2Check is one turn of queue.js's loop.
 func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
-	res := v.r.call(ctx, "tier2.check", http.MethodPost, v.api2("check"), map[string]string{"Authorization": "Bearer " + v.pass}, nil)
+	kind := KindJoin
+	if v.queuedNow {
+		kind = KindQueuedPoll
+	}
+	// A sampled queued poll reads the exact rank just before and just after.
+	var ahead aheadSample
+	sample := kind == KindQueuedPoll && v.r.sampleAhead()
+	if sample {
+		ahead.from, ahead.pos = v.r.cfg.Clock.Now(), v.position
+		ahead.before = v.r.exactRank(ctx, v.pass)
+	}
+	res := v.r.call(ctx, "tier2.check", http.MethodPost, v.api2("check"), map[string]string{"Authorization": "Bearer " + v.pass, KindHeader: kind}, nil)
 	if v.t2FirstSent.IsZero() {
 		v.t2FirstSent = res.sent
+	}
+	if v.t2FirstRecv.IsZero() && res.ok() {
+		v.t2FirstRecv = res.recv
 	}
 	var b struct {
 		Status          string  `json:"status"`
@@ -297,6 +313,9 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		RecoveringUntil string  `json:"recoveringUntil"`
 		EntryToken      string  `json:"entryToken"`
 		ExpiresAt       string  `json:"expiresAt"`
+		PeopleAhead     int64   `json:"peopleAhead"`
+		// Absent before issue 17: every count was exact then.
+		PeopleAheadExact *bool `json:"peopleAheadExact"`
 	}
 	if err := res.decode(&b); err != nil {
 		switch {
@@ -319,6 +338,7 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 		v.r.sawRecovery(until)
 	}
 	if b.Status == "active" {
+		v.queuedNow = false
 		if v.activeRecv.IsZero() {
 			v.r.admitted.Add(1)
 		}
@@ -340,6 +360,13 @@ func (v *visitor) tier2Check(ctx context.Context) (time.Duration, bool) {
 	}
 	v.lateWait2 = v.late
 	v.t2LastQueued = res.sent
+	v.queuedNow = true
+	if sample {
+		ahead.after = v.r.exactRank(ctx, v.pass)
+		ahead.to = v.r.cfg.Clock.Now()
+		ahead.shown, ahead.exact = b.PeopleAhead, b.PeopleAheadExact == nil || *b.PeopleAheadExact
+		v.r.sawAhead(ahead)
+	}
 	return jitter(time.Duration(min(max(b.NextPoll, 1), 60)*float64(time.Second)), 0.2, v.rng), false
 }
 
@@ -373,6 +400,7 @@ func (v *visitor) dwell(ctx context.Context) (time.Duration, bool) {
 		return v.leave(ctx)
 	}
 	auth := map[string]string{"Authorization": "Bearer " + v.pass, "Cookie": (&http.Cookie{Name: token.EntryCookie, Value: v.entry}).String()}
+	auth[KindHeader] = KindActivePoll
 	res := v.r.call(ctx, "tier2.heartbeat", http.MethodPost, v.api2("heartbeat"), auth, nil)
 	var b struct {
 		Status     string `json:"status"`
@@ -397,7 +425,7 @@ const maxReentries = 3
 // it stays and leaves as before, then tries once more; told "done" it
 // stops.
 func (v *visitor) reenter(ctx context.Context) (time.Duration, bool) {
-	res := v.r.call(ctx, "tier2.reenter", http.MethodPost, v.api2("check"), map[string]string{"Authorization": "Bearer " + v.pass}, nil)
+	res := v.r.call(ctx, "tier2.reenter", http.MethodPost, v.api2("check"), map[string]string{"Authorization": "Bearer " + v.pass, KindHeader: KindReenter}, nil)
 	var b struct {
 		Status     string  `json:"status"`
 		NextPoll   float64 `json:"nextPoll"`
@@ -495,7 +523,7 @@ func (v *visitor) seatFailed(res response) (time.Duration, bool) {
 
 // leave ends the visit as the seat page's exit does: free the slot.
 func (v *visitor) leave(ctx context.Context) (time.Duration, bool) {
-	res := v.r.call(ctx, "tier2.leave", http.MethodPost, v.api2("leave"), map[string]string{"Authorization": "Bearer " + v.pass}, nil)
+	res := v.r.call(ctx, "tier2.leave", http.MethodPost, v.api2("leave"), map[string]string{"Authorization": "Bearer " + v.pass, KindHeader: KindLeave}, nil)
 	if v.leaveSent.IsZero() {
 		v.leaveSent = res.sent
 	}

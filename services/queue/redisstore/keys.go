@@ -120,3 +120,12 @@ func isoWeek(t time.Time) string {
 func (k keys) ranking(period string, t time.Time) string {
 	return k.prefix + "ranking:" + period + ":" + rankingPeriods[period].key(t.UTC())
 }
+
+// LineKey is eventID's line (ZSET uid -> score, ZRANK = people ahead) under
+// prefix: for tools that read a visitor's exact rank beside the store (vwr
+// loadtest measures the people-ahead error against it).
+func LineKey(prefix, eventID string) string { return keys{prefix}.queue(eventID) }
+
+// VisitsKey is the worker's visit schedule under prefix (keys.visits): for
+// tools that wait until every listed event's next visit is in the future.
+func VisitsKey(prefix string) string { return keys{prefix}.visits() }
