@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/vwr-go/vwr/internal/eventsettings"
 	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
+	"github.com/vwr-go/vwr/internal/loadtest/idle"
 	"github.com/vwr-go/vwr/internal/redistrips"
 	"github.com/vwr-go/vwr/internal/testenv"
 	"github.com/vwr-go/vwr/internal/token"
@@ -606,63 +606,16 @@ func measureIdle(tb testing.TB, n, instances int, d time.Duration) IdleLoad {
 		return redis.NewClient(&redis.Options{Addr: own.Addr, PoolSize: 64})
 	}, "QUEUE_ACTIVE_IDLE_SECONDS", "600")
 	ctx := context.Background()
-	evs := make([]string, n)
-	var wg sync.WaitGroup
-	errs := make(chan error, 32)
-	for w := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += 32 {
-				evs[i] = fmt.Sprintf("idle-%05d", i)
-				if _, err := f.cs.PutQueueSettings(ctx, evs[i], eventsettings.Settings{Threshold: 10, Open: true}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	f.refresh(tb)
-	for w := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := f.apps[w%len(f.apps)]
-			for i := w; i < n; i += 32 {
-				if _, err := a.Service.Check(ctx, evs[i], queue.Identity{UserID: "holder", Position: 1, Pass: true}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	evs, err := idle.Populate(ctx, f.cs, f.apps, n)
+	if err != nil {
 		tb.Fatal(err)
 	}
 	stop := f.runJobs()
-	// The first passes add the direct admissions to the rankings and
-	// schedule each event's next visit (when its slot may free): wait
-	// until every event is scheduled and none is due.
 	admin := redis.NewClient(&redis.Options{Addr: own.Addr})
 	defer admin.Close()
-	visits := f.prefix + "queue:{schedule}:visits"
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(time.Second) {
-		all, err1 := admin.ZCard(ctx, visits).Result()
-		due, err2 := admin.ZCount(ctx, visits, "-inf", strconv.FormatInt(time.Now().UnixMilli(), 10)).Result()
-		if err := errors.Join(err1, err2); err != nil {
-			tb.Fatal(err)
-		}
-		if all == int64(n) && due == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("after 3 minutes %d of %d events are scheduled and %d due", all, n, due)
-		}
+	if _, err := idle.Settle(ctx, admin, f.prefix, evs, 3*time.Minute); err != nil {
+		tb.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // the last visits' own writes
 	f.count.take()
 	t0 := time.Now()
 	time.Sleep(d)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,6 +27,7 @@ import (
 	"github.com/vwr-go/vwr/internal/demo"
 	esredis "github.com/vwr-go/vwr/internal/eventsettings/redisstore"
 	"github.com/vwr-go/vwr/internal/loadtest"
+	"github.com/vwr-go/vwr/internal/loadtest/idle"
 	"github.com/vwr-go/vwr/internal/redisconn"
 	"github.com/vwr-go/vwr/internal/tier1/dynamostore"
 	"github.com/vwr-go/vwr/services/queue/app"
@@ -74,7 +76,11 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "give up on visitors still waiting after this long")
 	fs.Float64Var(&cfg.JunkRate, "junk-rate", 200, "junk-events: unconfigured event ids per second")
 	fs.IntVar(&cfg.AheadSampleEvery, "ahead-sample-every", loadtest.DefaultAheadSampleEvery, "one queued poll in N reads the visitor's exact rank before and after, for waitEstimateError.peopleAheadError (in-process only)")
-	sqsDownFor := fs.Duration("sqs-down-for", 10*time.Second, "sqs-down: how long SQS stays unreachable")
+	var so stackOptions
+	fs.DurationVar(&so.sqsDownFor, "sqs-down-for", 10*time.Second, "sqs-down: how long SQS stays unreachable")
+	fs.IntVar(&so.instances, "tier2-instances", 2, "Tier 2 instances of the in-process stack, sharing its Redis (1..16)")
+	fs.IntVar(&so.idleEvents, "idle-events", 0, "after the sale, measure Redis commands/s while idle beside this many more configured events, each holding one admitted visitor (backendOpsPerVisitor.idleCommandsPerSecond; in-process on REDIS_URL's redis-server; 0: no idle phase)")
+	fs.DurationVar(&so.idleFor, "idle-duration", 30*time.Second, "-idle-events: how long the idle phase is measured")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	if err := fs.Parse(inv.Args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -96,6 +102,14 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 	}
 	if cfg.Seats < 0 || cfg.Seats > demo.MaxRows*demo.MaxPerRow {
 		fmt.Fprintf(inv.Stderr, "vwr loadtest: -seats must be 0..%d\n", demo.MaxRows*demo.MaxPerRow)
+		return exitUsage
+	}
+	if so.instances < 1 || so.instances > 16 || so.idleEvents < 0 || so.idleFor <= 0 {
+		fmt.Fprintln(inv.Stderr, "vwr loadtest: -tier2-instances must be 1..16, -idle-events at least 0 and -idle-duration positive")
+		return exitUsage
+	}
+	if *base != "" && (so.idleEvents > 0 || so.instances != 2) {
+		fmt.Fprintln(inv.Stderr, "vwr loadtest: -idle-events and -tier2-instances shape the in-process stack; with -base the target is what it is")
 		return exitUsage
 	}
 	cfg.Faults = faults
@@ -121,7 +135,7 @@ func runLoadtest(ctx context.Context, inv invocation) int {
 			return exitError
 		}
 		defer logf.Close()
-		st, err := startLoadtestStack(ctx, inv.Env, cfg, *sqsDownFor, logf)
+		st, err := startLoadtestStack(ctx, inv.Env, cfg, so, logf)
 		if err != nil {
 			fmt.Fprintf(inv.Stderr, "vwr loadtest: %v\n", err)
 			return exitError
@@ -195,9 +209,18 @@ func (st *loadtestStack) stop() {
 	}
 }
 
-// startLoadtestStack starts `vwr local` and a second Tier 2 instance, with
-// the settings a rehearsal needs unless the environment sets them.
-func startLoadtestStack(ctx context.Context, environ map[string]string, cfg loadtest.Config, sqsDownFor time.Duration, logw io.Writer) (_ *loadtestStack, err error) {
+// stackOptions shape the in-process stack.
+type stackOptions struct {
+	sqsDownFor time.Duration // sqs-down's outage
+	instances  int           // Tier 2 instances
+	idleEvents int           // configured events beside the sale, for the idle phase (0: none)
+	idleFor    time.Duration // the idle phase's measurement
+}
+
+// startLoadtestStack starts `vwr local` and more Tier 2 instances (two in
+// all unless so says), with the settings a rehearsal needs unless the
+// environment sets them.
+func startLoadtestStack(ctx context.Context, environ map[string]string, cfg loadtest.Config, so stackOptions, logw io.Writer) (_ *loadtestStack, err error) {
 	st := &loadtestStack{}
 	defer func() {
 		if err != nil {
@@ -219,6 +242,14 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	// Configured events: the run configures its event through the admin API,
 	// which keeps the threshold in the durable store, and junk ids are refused.
 	setDefault("QUEUE_OPEN_EVENTS", "false")
+	if so.idleEvents > 0 {
+		if env["REDIS_URL"] == "" {
+			return nil, errors.New("-idle-events reads INFO commandstats, which the embedded Redis lacks: set REDIS_URL to a redis-server")
+		}
+		// The idle events' holders keep their slots (up to the slot's
+		// length, 10 minutes) rather than freeing them as the idle phase runs.
+		setDefault("QUEUE_ACTIVE_IDLE_SECONDS", "600")
+	}
 	var counter *dynamostore.Counter
 	tier1Store := "redis"
 	switch {
@@ -278,21 +309,40 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 		if f.Kind == loadtest.FaultSQSDown && sqsProxy == nil {
 			return nil, errors.New("sqs-down needs SQS on: SQS_ENABLED=true, SQS_QUEUE_URL and AWS_ENDPOINT_URL (e.g. moto)")
 		}
+		if f.Kind == loadtest.FaultTier2Kill && so.instances < 2 {
+			return nil, errors.New("tier2-kill needs -tier2-instances 2 or more: the last one is killed")
+		}
 		if f.Kind == loadtest.FaultRedisRestart && s.Miniredis == nil {
 			return nil, errors.New("redis-restart needs the Redis the tool started: unset REDIS_URL")
 		}
 	}
-	// The event settings (and Tier 2's ledger) on an embedded Redis of
-	// their own, which settings-flush flushes.
-	ms, err := miniredis.Run()
-	if err != nil {
-		return nil, fmt.Errorf("start the settings store's embedded Redis: %w", err)
+	// The event settings (and Tier 2's ledger) on a Redis of their own,
+	// which settings-flush flushes: the redis-server at
+	// VWR_SETTINGS_REDIS_URL (another one than Tier 2's), else an embedded
+	// one, which logs thousands of direct admissions (-idle-events) to the
+	// ledger only at a few hundred a second.
+	var msrdb *redis.Client
+	if u := env["VWR_SETTINGS_REDIS_URL"]; u != "" {
+		if u == env["REDIS_URL"] {
+			return nil, errors.New("VWR_SETTINGS_REDIS_URL must not be Tier 2's REDIS_URL: settings-flush would flush Tier 2's line, and the idle phase count the settings' commands")
+		}
+		o, err := redis.ParseURL(u)
+		if err != nil {
+			return nil, fmt.Errorf("VWR_SETTINGS_REDIS_URL: %w", err)
+		}
+		msrdb = redis.NewClient(o)
+	} else {
+		ms, err := miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("start the settings store's embedded Redis: %w", err)
+		}
+		st.stops = append(st.stops, ms.Close)
+		fastForwardJob(ctx, st, ms)
+		msrdb = redis.NewClient(&redis.Options{Addr: ms.Addr()})
 	}
-	st.stops = append(st.stops, ms.Close)
-	fastForwardJob(ctx, st, ms)
-	msrdb := redis.NewClient(&redis.Options{Addr: ms.Addr()})
 	st.stops = append(st.stops, func() { _ = msrdb.Close() })
-	s.QueueOptions.ConfigStore = esredis.New(msrdb, "")
+	settings := esredis.New(msrdb, "")
+	s.QueueOptions.ConfigStore = settings
 
 	rc := loadtest.NewRedisCounter()
 	s.Redis.AddHook(rc)
@@ -341,7 +391,11 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 			return a, rdb, nil
 		}
 	}
-	in1, in2 := &tier2Instance{open: open("1")}, &tier2Instance{open: open("2")}
+	ins := make([]*tier2Instance, so.instances)
+	for i := range ins {
+		ins[i] = &tier2Instance{open: open(strconv.Itoa(i + 1))}
+	}
+	in1 := ins[0]
 	in1.run(runCtx, s.Queue, nil)
 	st.stops = append(st.stops, in1.stop)
 	// The first instance shares the stack's listener: its routes go to it,
@@ -360,39 +414,60 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	}()
 	st.stops = append(st.stops, func() { cancel(); <-served })
 
-	// The second Tier 2 instance: its own client, server and worker.
-	if err := in2.restart(runCtx); err != nil {
-		return nil, err
+	// The other Tier 2 instances: each its own client, server and worker.
+	bases := []string{"http://" + ln.Addr().String()}
+	var kill func()
+	for _, in := range ins[1:] {
+		if err := in.restart(runCtx); err != nil {
+			return nil, err
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			in.stop()
+			return nil, err
+		}
+		srv := &http.Server{Handler: tier2Marked(rc, cfg.Event, in), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
+		go func() { _ = srv.Serve(ln) }()
+		var once sync.Once
+		kill = func() {
+			once.Do(func() {
+				_ = srv.Close() // abrupt: open connections are cut, as a crash would
+				in.stop()
+			})
+		}
+		st.stops = append(st.stops, kill)
+		bases = append(bases, "http://"+ln.Addr().String())
 	}
-	ln2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		in2.stop()
-		return nil, err
+
+	var idleEvents []string
+	var populated time.Duration
+	if so.idleEvents > 0 {
+		start := time.Now()
+		apps := make([]*app.App, len(ins))
+		for i, in := range ins {
+			in.mu.Lock()
+			apps[i] = in.app
+			in.mu.Unlock()
+		}
+		evs, err := idle.Populate(ctx, settings, apps, so.idleEvents)
+		if err != nil {
+			return nil, err
+		}
+		idleEvents, populated = evs, time.Since(start)
 	}
-	srv2 := &http.Server{Handler: tier2Marked(rc, cfg.Event, in2), ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
-	go func() { _ = srv2.Serve(ln2) }()
-	var killOnce sync.Once
-	kill := func() {
-		killOnce.Do(func() {
-			_ = srv2.Close() // abrupt: open connections are cut, as a crash would
-			in2.stop()
-		})
-	}
-	st.stops = append(st.stops, kill)
 
 	site, err := startSeatSite(runCtx, st, s, cfg)
 	if err != nil {
 		return nil, err
 	}
-	base1, base2 := "http://"+ln.Addr().String(), "http://"+ln2.Addr().String()
 	redisDesc := "embedded Redis"
 	if s.Miniredis == nil {
 		redisDesc = "Redis at " + redisconn.Describe(s.Redis)
 	}
 	st.target = loadtest.Target{
-		Describe:        fmt.Sprintf("in-process vwr local (Tier 1 on %s, two Tier 2 instances on %s)", tier1Store, redisDesc),
-		Base:            base1,
-		Tier2:           []string{base1, base2},
+		Describe:        fmt.Sprintf("in-process vwr local (Tier 1 on %s, %d Tier 2 instances on %s)", tier1Store, len(ins), redisDesc),
+		Base:            bases[0],
+		Tier2:           bases,
 		Tier1AdminToken: orDefault(env["VWR_ADMIN_TOKEN"], localAdminToken),
 		Tier2AdminToken: s.QueueConfig.AdminToken,
 		Site:            site,
@@ -405,13 +480,12 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 					return "", err
 				}
 				start := time.Now()
-				if err := restartAll(runCtx, in1, in2); err != nil {
+				if err := restartAll(runCtx, ins...); err != nil {
 					return "", err
 				}
-				return fmt.Sprintf("FLUSHALL on Tier 2's Redis, and both Tier 2 instances restarted at once (back after %.1f s, knowing nothing)", time.Since(start).Seconds()), nil
+				return fmt.Sprintf("FLUSHALL on Tier 2's Redis, and all %d Tier 2 instances restarted at once (back after %.1f s, knowing nothing)", len(ins), time.Since(start).Seconds()), nil
 			case loadtest.FaultSettingsFlush:
-				ms.FlushAll()
-				return "FLUSHALL on the settings store", nil
+				return "FLUSHALL on the settings store", msrdb.FlushAll(ctx).Err()
 			case loadtest.FaultRedisRestart:
 				m := s.Miniredis
 				if m == nil {
@@ -428,12 +502,12 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 				return "embedded Redis down for 2 s, back empty", nil
 			case loadtest.FaultSQSDown:
 				sqsProxy.SetCut(true)
-				err := clock.Sleep(ctx, sqsDownFor)
+				err := clock.Sleep(ctx, so.sqsDownFor)
 				sqsProxy.SetCut(false)
-				return fmt.Sprintf("SQS unreachable for %s; notifications by outcome when it came back: %s", sqsDownFor, sqsOutcomes(s)), err
+				return fmt.Sprintf("SQS unreachable for %s; notifications by outcome when it came back: %s", so.sqsDownFor, sqsOutcomes(s)), err
 			case loadtest.FaultTier2Kill:
 				kill()
-				return "Tier 2 instance 2 of 2 killed (connections cut, worker stopped)", nil
+				return fmt.Sprintf("Tier 2 instance %d of %d killed (connections cut, worker stopped)", len(ins), len(ins)), nil
 			}
 			return "", fmt.Errorf("%s is not supported by the in-process target", kind)
 		},
@@ -460,6 +534,20 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 				counter.Reset()
 			}
 		},
+	}
+	if len(idleEvents) > 0 {
+		st.target.Idle = func(ctx context.Context) (*loadtest.IdleReport, error) {
+			settled, err := idle.Settle(ctx, tool, s.QueueOptions.KeyPrefix, idleEvents, 3*time.Minute)
+			if err != nil {
+				return nil, err
+			}
+			l, err := idle.Measure(ctx, tool, so.idleFor)
+			if err != nil {
+				return nil, err
+			}
+			return &loadtest.IdleReport{Events: len(idleEvents), Instances: len(ins), Seconds: math.Round(l.Seconds*10) / 10, Commands: l.Commands,
+				ByCommand: l.ByCommand, PopulateSeconds: math.Round(populated.Seconds()*10) / 10, SettleSeconds: math.Round(settled.Seconds()*10) / 10}, nil
+		}
 	}
 	if s.Miniredis == nil {
 		st.target.RedisMemory = func(ctx context.Context, event string) (int64, error) {

@@ -141,6 +141,9 @@ type Target struct {
 	// ExactRank reads user's rank in event's Tier 2 line (people ahead);
 	// ok is false when the user is not in it. nil when unknown.
 	ExactRank func(ctx context.Context, event, user string) (rank int64, ok bool, err error)
+	// Idle runs the idle phase once the sale is over and says what Tier 2's
+	// Redis executed meanwhile; nil: no idle phase.
+	Idle func(ctx context.Context) (*IdleReport, error)
 	// Client is the shared HTTP client; nil: one sized for Concurrency.
 	Client *http.Client
 }
@@ -268,6 +271,18 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 		backend = &b
 	}
 	res := r.analyze(vs, end, backend)
+	if t.Idle != nil && ctx.Err() == nil {
+		idle, err := t.Idle(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("loadtest: idle phase: %w", err)
+		}
+		ops := &res.Report.BackendOpsPerVisitor
+		ops.Idle = idle
+		if idle.Seconds > 0 {
+			rate := round2(float64(idle.Commands) / idle.Seconds)
+			ops.IdleCommandsPerSecond = &rate
+		}
+	}
 	return res, nil
 }
 

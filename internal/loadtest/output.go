@@ -164,6 +164,10 @@ func Summary(w io.Writer, rep Report) {
 		}
 		fmt.Fprintln(w)
 	}
+	if b.IdleCommandsPerSecond != nil && b.Idle != nil {
+		fmt.Fprintf(w, "  idle: %.1f Redis commands/s over %.0f s, %d Tier 2 instances beside %d configured events (set up in %.1f s, settled in %.1f s)\n",
+			*b.IdleCommandsPerSecond, b.Idle.Seconds, b.Idle.Instances, b.Idle.Events, b.Idle.PopulateSeconds, b.Idle.SettleSeconds)
+	}
 	if rep.RedisBytesPerWaiter != nil {
 		fmt.Fprintf(w, "  Redis bytes per waiting visitor: %.0f\n", *rep.RedisBytesPerWaiter)
 	}

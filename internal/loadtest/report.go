@@ -146,6 +146,30 @@ type BackendOps struct {
 	// behalf of no request (workers, refreshes), over the sale's duration;
 	// null when the target cannot count.
 	RedisBackgroundCommandsPerSecond *float64 `json:"redisBackgroundCommandsPerSecond"`
+	// IdleCommandsPerSecond is what Tier 2's Redis executed per second
+	// while nobody waited, after the sale (-idle-events, INFO
+	// commandstats); null when no idle phase ran. Idle says how.
+	IdleCommandsPerSecond *float64    `json:"idleCommandsPerSecond"`
+	Idle                  *IdleReport `json:"idle,omitempty"`
+}
+
+// IdleReport is the idle phase: Instances Tier 2 instances beside Events
+// configured events that each hold one admitted visitor and nobody waiting
+// (plus the sale's event, emptied), measured for Seconds once the workers'
+// schedule had no visit due. Commands counts every command Redis executed
+// (INFO commandstats, the measurement's own INFO calls left out), those
+// that scripts ran included; ByCommand by name.
+type IdleReport struct {
+	Events    int              `json:"events"`
+	Instances int              `json:"instances"`
+	Seconds   float64          `json:"seconds"`
+	Commands  int64            `json:"commands"`
+	ByCommand map[string]int64 `json:"byCommand"`
+	// PopulateSeconds is how long configuring the events and admitting
+	// their holders took (before the sale); SettleSeconds how long the
+	// workers took, after the sale, until no visit was due.
+	PopulateSeconds float64 `json:"populateSeconds"`
+	SettleSeconds   float64 `json:"settleSeconds"`
 }
 
 // RedisPerRequest is one request kind's Redis traffic.

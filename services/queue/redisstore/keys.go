@@ -129,3 +129,8 @@ func LineKey(prefix, eventID string) string { return keys{prefix}.queue(eventID)
 // VisitsKey is the worker's visit schedule under prefix (keys.visits): for
 // tools that wait until every listed event's next visit is in the future.
 func VisitsKey(prefix string) string { return keys{prefix}.visits() }
+
+// RankPendingKey is eventID's admissions not yet added to the rankings
+// under prefix, which an admission pass drains: for tools that wait until
+// every event has had its first pass (vwr loadtest's idle phase).
+func RankPendingKey(prefix, eventID string) string { return keys{prefix}.rankPending(eventID) }
