@@ -118,11 +118,17 @@ func TestLoadtestReportSchema(t *testing.T) {
 		t.Errorf("waitEstimateError %+v", w)
 	}
 	b := rep.BackendOpsPerVisitor
-	// A Tier 2 request is one round trip carrying one script call (check,
-	// leave), apart from the check that lists an event, its first since a
-	// retire (two more: SADD, relisted.lua), which the junk events cause.
-	if b.Tier1Store != "redis" || b.RedisRoundTripsPerRequest < 1 || b.RedisRoundTripsPerRequest > 1.1 || b.RedisCommandsPerRequest < 1 || b.RedisCommandsPerRequest > 1.1 {
+	// A join or a leave is one round trip carrying one script call, apart
+	// from the check that lists an event, its first since a retire (two
+	// more: SADD, relisted.lua), and a new connection's handshake; queued
+	// polls may be answered from an instance's memory (fewer).
+	if b.Tier1Store != "redis" || b.RedisRoundTripsPerRequest > 1.1 || b.RedisCommandsPerRequest > 1.1 {
 		t.Errorf("backendOpsPerVisitor %+v", b)
+	}
+	for _, k := range []string{loadtest.KindJoin, loadtest.KindLeave} {
+		if c := b.RedisByRequest[k]; c.RedisCommandsPerRequest < 1 || c.RedisCommandsPerRequest > 1.2 || c.RedisRoundTripsPerRequest > 1.2 {
+			t.Errorf("%s: %+v, want about one round trip carrying one script call (issue 17: ≤ 1.2 commands)", k, c)
+		}
 	}
 	// Every visitor joined once, left once, and seated visitors (dwell
 	// 500 ms) renewed nothing; the split adds up to the whole.
@@ -134,8 +140,11 @@ func TestLoadtestReportSchema(t *testing.T) {
 		j.RedisCommandsPerRequest < 1 || split != rep.LatencyMs["tier2.check"].Count+rep.LatencyMs["tier2.leave"].Count {
 		t.Errorf("redisByRequest %+v: want 300 joins and 300 leaves, adding up to every Tier 2 request", b.RedisByRequest)
 	}
-	if pa := w.PeopleAheadError; pa == nil || pa.Samples < 1 || pa.OutOfBound != 0 {
-		t.Errorf("peopleAheadError %+v: want samples, none out of bound", pa)
+	// The measurement itself: answers read in the store's step are exact,
+	// so none of them may fall out of the bound (the estimates' bound is
+	// TestLoadtestTier2Bounds').
+	if pa := w.PeopleAheadError; pa == nil || pa.Samples < 1 || pa.OutOfBoundExact != 0 {
+		t.Errorf("peopleAheadError %+v: want samples, no exact answer out of bound", pa)
 	}
 	if rep.RedisBytesPerWaiter != nil {
 		t.Errorf("redisBytesPerWaiter %v on embedded Redis, which has no MEMORY USAGE", *rep.RedisBytesPerWaiter)

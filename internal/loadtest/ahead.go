@@ -103,14 +103,15 @@ func passSubject(pass string) string {
 // nothing, one outside by its distance, out of bound when that is above
 // max(5, 2 % of the exact rank nearest to the count). A sample without
 // both reads (the visitor was not in the line at one of them) is left out.
-func tier2AheadError(ss []aheadSample, joins []joinAt) *Tier2AheadError {
+func tier2AheadError(ss []aheadSample, joins []joinAt, start time.Time) *Tier2AheadError {
 	slices.SortFunc(joins, func(a, b joinAt) int { return a.sent.Compare(b.sent) })
 	var longest time.Duration
 	for _, j := range joins {
 		longest = max(longest, j.recv.Sub(j.sent))
 	}
 	var errs []int64
-	var estimated, out int64
+	var worst []AheadSample
+	var estimated, out, outExact int64
 	for _, s := range ss {
 		if !s.before.ok || !s.after.ok {
 			continue
@@ -126,18 +127,27 @@ func tier2AheadError(ss []aheadSample, joins []joinAt) *Tier2AheadError {
 			e = -e
 		}
 		errs = append(errs, e)
+		if e > 0 {
+			worst = append(worst, AheadSample{AtSeconds: round2(s.from.Sub(start).Seconds()), Shown: s.shown, Exact: s.exact,
+				Before: s.before.rank, After: s.after.rank, JoinsAhead: in, Error: e})
+		}
 		if !s.exact {
 			estimated++
 		}
 		if float64(e) > math.Max(5, 0.02*float64(nearest)) {
 			out++
+			if s.exact {
+				outExact++
+			}
 		}
 	}
-	rep := &Tier2AheadError{Samples: int64(len(errs)), OutOfBound: out}
+	rep := &Tier2AheadError{Samples: int64(len(errs)), OutOfBound: out, OutOfBoundExact: outExact}
 	if len(errs) == 0 {
 		return rep
 	}
 	slices.Sort(errs)
+	slices.SortStableFunc(worst, func(a, b AheadSample) int { return int(b.Error - a.Error) })
+	rep.Worst = worst[:min(len(worst), 5)]
 	rep.EstimatedShare = round4(float64(estimated) / float64(len(errs)))
 	rep.MaxAbs = errs[len(errs)-1]
 	i := int(0.99*float64(len(errs))+0.999999) - 1 // nearest rank, as quantile

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -31,7 +32,7 @@ func TestTier2AheadErrorAgainstTheRankSpan(t *testing.T) {
 		q(95, false, in(102), in(98)),      // 3 below 98: within 5
 		q(1000, false, in(1030), in(1021)), // 21 below 1021: beyond 2 % (20.42)
 		q(1000, false, in(1020), in(1019)), // 19 below 1019: within 2 % (20.38)
-		q(0, false, in(7), in(6)),          // 6 below 6: beyond 5
+		q(0, true, in(7), in(6)),           // 6 below 6: beyond 5, though "exact"
 		q(10, true, in(3), rankRead{}),     // admitted before the second read: left out
 		// 50 before and after, 12 joins ahead under way between 10 s and
 		// 11 s: anything from 38 to 62 may have been true; 40 is.
@@ -50,12 +51,20 @@ func TestTier2AheadErrorAgainstTheRankSpan(t *testing.T) {
 		joinAt{pos: 100, sent: at(19), recv: at(19.5)},   // long before the other window
 		joinAt{pos: 100, sent: at(5), recv: at(9.99)},    // the longest, still over before 10 s
 	)
-	e := tier2AheadError(ss, joins)
-	want := Tier2AheadError{Samples: 7, EstimatedShare: 0.8571, MaxAbs: 21, P99Abs: 21, OutOfBound: 3}
-	if *e != want {
+	e := tier2AheadError(ss, joins, at(0))
+	worst := e.Worst
+	e.Worst = nil
+	want := Tier2AheadError{Samples: 7, EstimatedShare: 0.7143, MaxAbs: 21, P99Abs: 21, OutOfBound: 3, OutOfBoundExact: 1}
+	if !reflect.DeepEqual(*e, want) {
 		t.Fatalf("got %+v, want %+v", *e, want)
 	}
-	if (*tier2AheadError(nil, nil) != Tier2AheadError{}) {
+	// The answers off, furthest first: 21, 19, 10 (the one without joins
+	// ahead), 6, 3.
+	if len(worst) != 5 || worst[0] != (AheadSample{AtSeconds: 1, Shown: 1000, Before: 1030, After: 1021, Error: 21}) ||
+		worst[2] != (AheadSample{AtSeconds: 20, Shown: 40, Before: 50, After: 50, Error: 10}) || worst[4].Error != 3 || !worst[3].Exact {
+		t.Fatalf("worst %+v", worst)
+	}
+	if e := tier2AheadError(nil, nil, at(0)); !reflect.DeepEqual(*e, Tier2AheadError{}) {
 		t.Fatal("no samples must give zeros")
 	}
 }

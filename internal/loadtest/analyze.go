@@ -164,7 +164,7 @@ func (r *run) analyze(vs []*visitor, end time.Time, backend *BackendCounts) *Res
 				joins = append(joins, joinAt{pos: v.position, sent: v.t2FirstSent, recv: v.t2FirstRecv})
 			}
 		}
-		rep.WaitEstimateError.PeopleAheadError = tier2AheadError(r.aheads, joins)
+		rep.WaitEstimateError.PeopleAheadError = tier2AheadError(r.aheads, joins, r.start)
 	}
 
 	rep.BackendOpsPerVisitor = BackendOps{Tier1Store: "unknown"}

@@ -140,8 +140,8 @@ func Summary(w io.Writer, rep Report) {
 			100*pa.WithinBound, pa.Samples, 100*pa.MedianOfLine, 100*pa.P90OfLine)
 	}
 	if pa := we.PeopleAheadError; pa != nil {
-		fmt.Fprintf(w, "  Tier 2 people ahead vs the exact rank: %d sampled queued polls, %.0f %% estimated; error max %d, p99 %d; %d beyond max(5, 2 %%)\n",
-			pa.Samples, 100*pa.EstimatedShare, pa.MaxAbs, pa.P99Abs, pa.OutOfBound)
+		fmt.Fprintf(w, "  Tier 2 people ahead vs the exact rank: %d sampled queued polls, %.0f %% estimated; error max %d, p99 %d; %d beyond max(5, 2 %%) (%d of them said exact)\n",
+			pa.Samples, 100*pa.EstimatedShare, pa.MaxAbs, pa.P99Abs, pa.OutOfBound, pa.OutOfBoundExact)
 	}
 	b := rep.BackendOpsPerVisitor
 	fmt.Fprintf(w, "  backend: Tier 1 on %s, %.2f reads and %.2f writes per visitor, hottest partition %.1f %% of writes",

@@ -194,6 +194,25 @@ type Tier2AheadError struct {
 	// OutOfBound counts answers off by more than max(5, 2 % of the exact
 	// rank): the bound issue 17 sets. Goal 0.
 	OutOfBound int64 `json:"outOfBound"`
+	// OutOfBoundExact are those of them that said peopleAheadExact: true
+	// (read in the store's step): anything but 0 is a fault of the store
+	// or of this measurement, not of an estimate.
+	OutOfBoundExact int64 `json:"outOfBoundExact"`
+	// Worst are the (up to 5) answers furthest off, to look into.
+	Worst []AheadSample `json:"worst,omitempty"`
+}
+
+// AheadSample is one sampled answer: at AtSeconds since the first arrival
+// (the first read), the count Shown, the exact ranks read Before and After,
+// the joins ahead under way between them, and the error.
+type AheadSample struct {
+	AtSeconds  float64 `json:"atSeconds"`
+	Shown      int64   `json:"shown"`
+	Exact      bool    `json:"exact"`
+	Before     int64   `json:"before"`
+	After      int64   `json:"after"`
+	JoinsAhead int64   `json:"joinsAhead"`
+	Error      int64   `json:"error"`
 }
 
 // FaultReport is what one injected fault did.
