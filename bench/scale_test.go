@@ -613,7 +613,7 @@ func measureIdle(tb testing.TB, n, instances int, d time.Duration) IdleLoad {
 	stop := f.runJobs()
 	admin := redis.NewClient(&redis.Options{Addr: own.Addr})
 	defer admin.Close()
-	if _, err := idle.Settle(ctx, admin, f.prefix, evs, 3*time.Minute); err != nil {
+	if _, err := idle.Settle(ctx, admin, f.prefix, evs, f.apps, 3*time.Minute); err != nil {
 		tb.Fatal(err)
 	}
 	f.count.take()

@@ -537,7 +537,13 @@ func startLoadtestStack(ctx context.Context, environ map[string]string, cfg load
 	}
 	if len(idleEvents) > 0 {
 		st.target.Idle = func(ctx context.Context) (*loadtest.IdleReport, error) {
-			settled, err := idle.Settle(ctx, tool, s.QueueOptions.KeyPrefix, idleEvents, 3*time.Minute)
+			apps := make([]*app.App, len(ins))
+			for i, in := range ins {
+				in.mu.Lock()
+				apps[i] = in.app
+				in.mu.Unlock()
+			}
+			settled, err := idle.Settle(ctx, tool, s.QueueOptions.KeyPrefix, idleEvents, apps, 3*time.Minute)
 			if err != nil {
 				return nil, err
 			}

@@ -2,8 +2,10 @@ package loadtest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -89,10 +91,27 @@ func (c *RedisCounter) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
 }
 
+// handshake says whether cmd opens a connection (go-redis sends these
+// through the hooks, in the context of the request that needed the
+// connection): a connection's cost, not a request's, so counted as
+// background.
+func handshake(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "auth", "select":
+		return true
+	case "client":
+		// CLIENT SETINFO, CLIENT MAINT_NOTIFICATIONS: what go-redis says
+		// about itself on a new connection.
+		a := cmd.Args()
+		return len(a) > 1 && (strings.EqualFold(fmt.Sprint(a[1]), "setinfo") || strings.EqualFold(fmt.Sprint(a[1]), "maint_notifications"))
+	}
+	return false
+}
+
 // ProcessHook counts one command, one round trip.
 func (c *RedisCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if k := c.counter(ctx); k != nil {
+		if k := c.counter(ctx); k != nil && !handshake(cmd) {
 			k.commands.Add(1)
 			k.trips.Add(1)
 		} else {
@@ -105,11 +124,18 @@ func (c *RedisCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // ProcessPipelineHook counts a pipeline's commands and one round trip.
 func (c *RedisCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if k := c.counter(ctx); k != nil {
-			k.commands.Add(int64(len(cmds)))
+		k := c.counter(ctx)
+		var counted int64
+		for _, cmd := range cmds {
+			if k != nil && !handshake(cmd) {
+				counted++
+			} else {
+				c.background.Add(1)
+			}
+		}
+		if counted > 0 {
+			k.commands.Add(counted)
 			k.trips.Add(1)
-		} else {
-			c.background.Add(int64(len(cmds)))
 		}
 		return next(ctx, cmds)
 	}

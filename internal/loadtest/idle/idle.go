@@ -95,14 +95,16 @@ func parallel(n int, f func(w, i int) error) error {
 }
 
 // Settle waits until every event of evs has had its first admission pass
-// (its admissions ranked: no rank-pending key left) and the workers'
-// schedule (under the store's key prefix) has no visit due, then 2 s more
-// for the last visits' own writes. The first passes after Populate rank the
+// (its admissions ranked: no rank-pending key left), the workers' schedule
+// (under the store's key prefix) has no visit due, and no instance of apps
+// visited an event (scheduled its next visit: vwr_queue_script_duration_seconds
+// {script="schedule"}) for 2 s. The first passes after Populate rank the
 // direct admissions, log them to the ledger and schedule each event's next
-// visit for when its slot may free; an instance visits the events woken on
-// it from memory, which the schedule does not show. It returns how long
-// that took.
-func Settle(ctx context.Context, rdb redis.UniversalClient, prefix string, evs []string, timeout time.Duration) (time.Duration, error) {
+// visit for when its slot may free; instances also visit the events woken
+// on them in memory (a direct admission, a threshold their settings cache
+// saw rise: every new event on every instance), which Redis does not show.
+// It returns how long that took.
+func Settle(ctx context.Context, rdb redis.UniversalClient, prefix string, evs []string, apps []*app.App, timeout time.Duration) (time.Duration, error) {
 	visits := redisstore.VisitsKey(prefix)
 	start := time.Now()
 	for deadline := start.Add(timeout); ; {
@@ -114,20 +116,53 @@ func Settle(ctx context.Context, rdb redis.UniversalClient, prefix string, evs [
 		if err != nil {
 			return 0, err
 		}
-		if due == 0 && unvisited == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("idle: after %s, %d of %d events still await their first admission pass and %d visits are due", timeout, unvisited, len(evs), due)
-		}
-		if err := clock.Sleep(ctx, time.Second); err != nil {
+		v0, err := visited(apps)
+		if err != nil {
 			return 0, err
 		}
+		if err := clock.Sleep(ctx, 2*time.Second); err != nil {
+			return 0, err
+		}
+		v1, err := visited(apps)
+		if err != nil {
+			return 0, err
+		}
+		if due == 0 && unvisited == 0 && v1 == v0 {
+			return time.Since(start), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("idle: after %s, %d of %d events still await their first admission pass, %d visits are due and the instances made %d visits in the last 2 s",
+				timeout, unvisited, len(evs), due, v1-v0)
+		}
 	}
-	if err := clock.Sleep(ctx, 2*time.Second); err != nil {
-		return 0, err
+}
+
+// visited sums the instances' visits so far: their schedule writes, one
+// per visit (services/queue's Worker.admitPass).
+func visited(apps []*app.App) (uint64, error) {
+	var n uint64
+	for _, a := range apps {
+		if a == nil || a.Metrics == nil {
+			continue
+		}
+		mfs, err := a.Metrics.Registry().Gather()
+		if err != nil {
+			return 0, fmt.Errorf("idle: read the metrics: %w", err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "vwr_queue_script_duration_seconds" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "script" && l.GetValue() == "schedule" {
+						n += m.GetHistogram().GetSampleCount()
+					}
+				}
+			}
+		}
 	}
-	return time.Since(start), nil
+	return n, nil
 }
 
 // unranked counts the events of evs whose admissions no pass has ranked
