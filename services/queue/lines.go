@@ -59,6 +59,16 @@ const MaxRemembered = 200_000
 // is older than what is kept asks the store again.
 const maxKeptChanges = 20_000
 
+// maxKeptTotal bounds the changes kept by one instance, all lines
+// together (about 50 bytes each, plus the user id of a leave or a sweep):
+// beyond it, each read cuts its line's oldest changes, and the places that
+// needed them ask the store again.
+const maxKeptTotal = 1_000_000
+
+// compactFrom is the fewest kept changes of a line worth dropping those
+// every remembered place is past.
+const compactFrom = 1024
+
 // pruneEvery is how often the worker drops places older than MemoryMaxAge
 // and the lines nobody is remembered in.
 const pruneEvery = 5 * time.Second
@@ -67,6 +77,9 @@ const pruneEvery = 5 * time.Second
 type lines struct {
 	on     atomic.Bool // a worker runs, which reads the lines
 	n      atomic.Int64
+	kept   atomic.Int64 // changes kept, all lines together
+	// keptCap is maxKeptTotal (0), or a test's smaller bound.
+	keptCap int64
 	mu     sync.RWMutex
 	events map[string]*lineMemo
 	pruned atomic.Int64 // unix ns of the last prune
@@ -94,6 +107,27 @@ type lineMemo struct {
 	// here counts the leaves and admission passes this instance made; an
 	// answer needs a read that began after the last (readHere == here).
 	here, readHere uint64
+	// compactAt is how many kept changes make the next read compact them.
+	compactAt int
+	counted   int // len(changes) as counted in lines.kept
+}
+
+// account brings lines.kept up to date with m's changes (under m.mu).
+func (m *lineMemo) account(l *lines) {
+	l.kept.Add(int64(len(m.changes) - m.counted))
+	m.counted = len(m.changes)
+}
+
+// cut drops m's oldest n changes and the places that needed them.
+func (m *lineMemo) cut(l *lines, n int) {
+	m.base += int64(n)
+	m.changes = append([]LineChange(nil), m.changes[n:]...)
+	for uid, p := range m.places {
+		if p.seq < m.base {
+			delete(m.places, uid)
+			l.n.Add(-1)
+		}
+	}
 }
 
 // restart forgets the line: its places, its changes, and which count they
@@ -153,6 +187,7 @@ func (l *lines) learn(eventID, userID string, snap Snapshot, now time.Time) {
 	if snap.Epoch.ID != m.epoch {
 		// Another epoch: another line, counted from the start again.
 		m.restart(l, snap.LineSeq, snap.Epoch.ID)
+		m.account(l)
 	}
 	p := m.places[userID]
 	switch {
@@ -330,6 +365,8 @@ func (l *lines) tidy(now time.Time) {
 		m.mu.Lock()
 		if len(m.places) == 0 && m.reading == nil {
 			m.dead = true
+			m.changes = nil
+			m.account(l)
 			delete(l.events, ev)
 		}
 		m.mu.Unlock()
@@ -359,6 +396,7 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 	case st.Epoch.ID == "" || st.Epoch.ID != known || st.Epoch.RecoveringUntil.After(readAt):
 		// A loss, or a window: only the store's steps answer until it ends.
 		m.restart(l, st.Seq, st.Epoch.ID)
+		m.account(l)
 		return
 	case st.Epoch.ID != m.epoch || (m.read && st.Gen != m.gen):
 		// Another epoch or another count than the cursor's: what is
@@ -381,17 +419,31 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 			m.changes = append(m.changes, c)
 		}
 	}
-	if len(m.changes) > maxKeptChanges {
-		cut := len(m.changes) / 2
-		m.base += int64(cut)
-		m.changes = append([]LineChange(nil), m.changes[cut:]...)
-		for uid, p := range m.places {
-			if p.seq < m.base {
-				delete(m.places, uid)
-				l.n.Add(-1)
-			}
+	if len(m.changes) >= max(m.compactAt, compactFrom) {
+		// Drop the changes every remembered place is past: an answer
+		// brings its place forward to the cursor, so what is kept spans
+		// the changes since the least recently answered visitor here (at
+		// most MemoryMaxAge), not the line's whole history.
+		least := m.base + int64(len(m.changes))
+		for _, p := range m.places {
+			least = min(least, p.seq)
 		}
+		if n := least - m.base; n > 0 {
+			m.cut(l, int(n))
+		}
+		m.compactAt = 2 * len(m.changes)
 	}
+	if len(m.changes) > maxKeptChanges {
+		m.cut(l, len(m.changes)/2)
+	}
+	limit := l.keptCap
+	if limit <= 0 {
+		limit = maxKeptTotal
+	}
+	if over := l.kept.Load() + int64(len(m.changes)-m.counted) - limit; over > 0 && len(m.changes) > 0 {
+		m.cut(l, min(len(m.changes), max(len(m.changes)/2, int(over))))
+	}
+	m.account(l)
 	st.Changes = nil
 	m.st, m.readAt, m.ok, m.gen, m.read, m.readHere = st, readAt, true, st.Gen, true, here
 }
