@@ -75,14 +75,14 @@ const pruneEvery = 5 * time.Second
 
 // lines is one instance's memory of the lines its queued visitors wait in.
 type lines struct {
-	on     atomic.Bool // a worker runs, which reads the lines
-	n      atomic.Int64
-	kept   atomic.Int64 // changes kept, all lines together
+	on   atomic.Bool // a worker runs, which reads the lines
+	n    atomic.Int64
+	kept atomic.Int64 // changes kept, all lines together
 	// keptCap is maxKeptTotal (0), or a test's smaller bound.
 	keptCap int64
-	mu     sync.RWMutex
-	events map[string]*lineMemo
-	pruned atomic.Int64 // unix ns of the last prune
+	mu      sync.RWMutex
+	events  map[string]*lineMemo
+	pruned  atomic.Int64 // unix ns of the last prune
 }
 
 // lineMemo is what the instance knows of one event's line.
