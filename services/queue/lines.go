@@ -272,7 +272,10 @@ func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed
 	if p == nil {
 		return Snapshot{}, nil, askStore
 	}
-	stale := now.Sub(m.readAt) > SnapshotInterval || m.readHere != m.here
+	// A read "from the future" (the clock stepped back since) is no
+	// fresher than one from the past.
+	age := now.Sub(m.readAt)
+	stale := age > SnapshotInterval || age < -SnapshotInterval || m.readHere != m.here
 	if !m.ok && !stale {
 		return Snapshot{}, nil, askStore // a window, or another epoch: the store answers
 	}

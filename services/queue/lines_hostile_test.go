@@ -268,3 +268,34 @@ func TestLineLogRolledBackWithoutAnEpochChange(t *testing.T) {
 		t.Fatalf("check of u8 after its leave and a read: %+v, %v; want done", v, err)
 	}
 }
+
+// TestClockSteppedBackDoesNotKeepAReadFresh: the instance's clock steps
+// back (a wall clock set back before the next offset measurement) after a
+// read; everyone is let in. A read "from the future" is no fresher than one
+// from the past: nobody let in hears "queued" from it.
+func TestClockSteppedBackDoesNotKeepAReadFresh(t *testing.T) {
+	t.Parallel()
+	_, st, _ := redisStore(t, 0)
+	cfg := queue.Config{Threshold: 1, AdmissionBatchSize: 1}
+	b := setupWith(t, st, cfg)
+	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.check(t, "holder", 1)
+	for i := range 10 {
+		b.check(t, fmt.Sprintf("u%d", i), int64(2+i))
+	}
+	b.refresh(t, b.svc)
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u8"}); err != nil || v.PeopleAheadExact {
+		t.Fatalf("u8 before: %+v, %v; want memory's answer", v, err)
+	}
+	if err := b.svc.SetThreshold(b.ctx, b.ev, 100); err != nil {
+		t.Fatal(err)
+	}
+	q := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1, AdmissionBatchSize: 100})
+	if n, err := queue.NewWorker(q, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx); err != nil || n != 10 {
+		t.Fatalf("AdmitOnce = %d, %v; want all 10", n, err)
+	}
+	b.clk.Set(b.clk.Now().Add(-5 * time.Second))
+	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u8"}); err != nil || v.Status != queue.StatusActive {
+		t.Fatalf("u8, let in, with the clock 5 s back: %+v, %v; want active", v, err)
+	}
+}
