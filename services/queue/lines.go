@@ -144,13 +144,22 @@ type place struct {
 	rank int64     // their rank as of seq
 	seq  int64     // the line's change count then
 	at   time.Time // when the store told it
-	// tick is the HeartbeatTick this instance last put them in its batch
-	// of heartbeats for: the store keeps heartbeats to that tick, so a
-	// second poll within it has nothing to add.
-	tick int64
+	// beat is when this instance last put them in its batch of
+	// heartbeats (beatEvery).
+	beat time.Time
 }
 
-func tickOf(t time.Time) int64 { return t.UnixMilli() / HeartbeatTick.Milliseconds() }
+// beatEvery is how often an answer from memory puts the visitor in the
+// batch of heartbeats: a tenth of SeenTTL, within one HeartbeatTick (the
+// store keeps none finer) and 30 s. Each instance writes a visitor's
+// heartbeat at least that often while they poll, so the stale sweep drops
+// only those silent for SeenTTL + beatEvery (CleanupOnce): never early, at
+// most beatEvery later than before, for a batch of heartbeats several
+// times smaller (its one ZSCORE per visitor heard was most of the Redis
+// time left to polls answered from memory).
+func beatEvery(seenTTL time.Duration) time.Duration {
+	return min(max(seenTTL/10, HeartbeatTick), 30*time.Second)
+}
 
 func (l *lines) memo(eventID string) *lineMemo {
 	l.mu.RLock()
@@ -205,7 +214,7 @@ func (l *lines) learn(eventID, userID string, snap Snapshot, now time.Time) {
 		m.places[userID] = p
 		l.n.Add(1)
 	}
-	*p = place{base: snap.LineBase, rank: snap.Rank, seq: snap.LineSeq, at: now, tick: tickOf(now)}
+	*p = place{base: snap.LineBase, rank: snap.Rank, seq: snap.LineSeq, at: now, beat: now}
 }
 
 // forget drops what is remembered of a visitor.
@@ -245,9 +254,10 @@ const (
 // answer is the Snapshot of a queued visitor from memory, when it may be
 // given (see the package comment above); th and fixed are the event's
 // threshold as Check sees it, batch the admission batch size. readLine
-// means only a fresh read is missing. beat says the poll is the visitor's
-// first here in its HeartbeatTick: it goes into the batch of heartbeats.
-func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bool, batch int64) (snap Snapshot, beat bool, vd verdict) {
+// means only a fresh read is missing. beat says the visitor's heartbeat
+// goes into the batch: none went there from this instance for every
+// (beatEvery).
+func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bool, batch int64, every time.Duration) (snap Snapshot, beat bool, vd verdict) {
 	if !l.on.Load() {
 		return Snapshot{}, false, askStore
 	}
@@ -258,10 +268,8 @@ func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bo
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	snap, p, vd := l.place(m, userID, now, th, fixed, batch)
-	if vd == answered {
-		t := tickOf(now)
-		beat = p.tick != t
-		p.tick = t
+	if vd == answered && now.Sub(p.beat) >= every {
+		beat, p.beat = true, now
 	}
 	return snap, beat, vd
 }
@@ -562,10 +570,10 @@ func (s *Service) RememberedPlaces() int { return int(s.lines.n.Load()) }
 // (lines.answer), reading the line first when only a fresh read is
 // missing, and notes their heartbeat for the next batch.
 func (s *Service) fromMemory(ctx context.Context, eventID, userID string, now time.Time, th int64, fixed bool) (View, bool) {
-	snap, beat, vd := s.lines.answer(eventID, userID, now, th, fixed, s.cfg.AdmissionBatchSize)
+	snap, beat, vd := s.lines.answer(eventID, userID, now, th, fixed, s.cfg.AdmissionBatchSize, beatEvery(s.cfg.SeenTTL))
 	if vd == readLine {
 		s.readLine(ctx, eventID, th, fixed)
-		snap, beat, vd = s.lines.answer(eventID, userID, s.clk.Now(), th, fixed, s.cfg.AdmissionBatchSize)
+		snap, beat, vd = s.lines.answer(eventID, userID, s.clk.Now(), th, fixed, s.cfg.AdmissionBatchSize, beatEvery(s.cfg.SeenTTL))
 	}
 	if vd != answered {
 		return View{}, false

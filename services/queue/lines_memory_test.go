@@ -47,7 +47,7 @@ func (f *memoryFixture) read(ev string, n int) {
 // poll asks memory for uid's place; want < 0: it must not answer.
 func (f *memoryFixture) poll(ev, uid string, want int64) {
 	f.t.Helper()
-	s, _, vd := f.l.answer(ev, uid, f.now, 1, false, 1)
+	s, _, vd := f.l.answer(ev, uid, f.now, 1, false, 1, HeartbeatTick)
 	switch {
 	case want < 0 && vd == answered:
 		f.t.Fatalf("%s/%s: answered %+v, want the store", ev, uid, s)

@@ -364,8 +364,8 @@ func TestPeopleAheadFromMemoryStaysWithinBound(t *testing.T) {
 }
 
 // TestPollsFromMemoryKeepTheirHeartbeats: an answer from memory still puts
-// the visitor's heartbeat into the instance's batch (once per
-// HeartbeatTick: the store keeps no finer), so the stale sweep keeps
+// the visitor's heartbeat into the instance's batch (once per tenth of
+// SeenTTL, and the sweep waits that much longer), so the stale sweep keeps
 // everyone answered from memory and drops only the silent.
 func TestPollsFromMemoryKeepTheirHeartbeats(t *testing.T) {
 	t.Parallel()
@@ -398,7 +398,8 @@ func TestPollsFromMemoryKeepTheirHeartbeats(t *testing.T) {
 	}
 	hb := b.lineScores(t)
 	for i := range 10 {
-		if age := b.clk.Now().Sub(hb[uid(i)]); age > queue.HeartbeatTick+2*time.Second {
+		// Written every tenth of SeenTTL (6 s), kept to the 5 s tick.
+		if age := b.clk.Now().Sub(hb[uid(i)]); age > 6*time.Second+queue.HeartbeatTick+2*time.Second {
 			t.Fatalf("%s's heartbeat is %v old", uid(i), age)
 		}
 	}

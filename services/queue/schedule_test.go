@@ -168,8 +168,9 @@ func TestQueuedHeartbeatsWrittenInOneBatchPerEvent(t *testing.T) {
 	if !after["silent"].Equal(before["silent"]) {
 		t.Fatal("silent's heartbeat moved without a poll")
 	}
-	// silent was last heard 70 s ago, everyone else 20 s ago.
-	b.clk.Advance(20 * time.Second)
+	// silent was last heard 80 s ago (past SeenTTL + the 6 s heartbeat
+	// spacing of answers from memory), everyone else 30 s ago.
+	b.clk.Advance(30 * time.Second)
 	if removed, err := w.CleanupOnce(b.ctx); err != nil || removed != 1 {
 		t.Fatalf("CleanupOnce = %d, %v; want silent alone", removed, err)
 	}

@@ -681,7 +681,8 @@ func TestWorkerCleanupAndRetire(t *testing.T) {
 	if _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "alive"}); err != nil {
 		t.Fatal(err)
 	}
-	b.clk.Advance(20 * time.Second)
+	// silent: 80 s, past SeenTTL + the heartbeat spacing (lines.go).
+	b.clk.Advance(30 * time.Second)
 	w := queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	b.admitOnce(t, w, 0) // finds the line: schedules its sweep
 	if n, err := w.CleanupOnce(b.ctx); err != nil || n != 1 {

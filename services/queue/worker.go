@@ -711,7 +711,7 @@ func (w *Worker) replay(ctx context.Context, eventID, epoch string) error {
 const sweepMarkShare = 0.9
 
 // CleanupOnce removes, from every event with a line, queued users whose last
-// heartbeat is older than SeenTTL, and returns how many it removed. It
+// heartbeat is older than SeenTTL (+ beatEvery, see lines.go), and returns how many it removed. It
 // sweeps only the events whose sweep the sweep schedule says is due
 // (Store.DueSweeps; an admission pass that finds a line schedules its
 // first), each then again one interval later. An event is swept only when
@@ -755,7 +755,10 @@ func (w *Worker) CleanupOnce(ctx context.Context) (int, error) {
 			return 0, unavailable("schedule sweep", ev, err)
 		}
 		start = time.Now()
-		n, err := s.store.Sweep(ctx, ev, now, s.cfg.SeenTTL)
+		// Answers from memory write a visitor's heartbeat every
+		// beatEvery, not at every poll: silent for SeenTTL means a
+		// heartbeat older than SeenTTL + beatEvery.
+		n, err := s.store.Sweep(ctx, ev, now, s.cfg.SeenTTL+beatEvery(s.cfg.SeenTTL))
 		s.observe("cleanup", start, err)
 		if err != nil {
 			return n, unavailable("cleanup", ev, err)
