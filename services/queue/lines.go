@@ -26,10 +26,12 @@ import (
 //     fails (so nobody let in hears "queued" for longer than that), or the
 //     read found another epoch than the one this instance knows, a
 //     recovery window or a pending replay; a read that finds another epoch
-//     or another count (LineState.Gen) than the one its cursor came from
-//     forgets the line;
-//   - a leave or an admission pass made by this instance since the last
-//     read began (that read is stale at once: the next poll reads again);
+//     or another count (LineState.Gen) than the one its cursor came from,
+//     or another change at its cursor (LineState.Prev: the count went back
+//     and forward again), forgets the line; a read more than an interval
+//     ahead of the clock (stepped back) is stale too;
+//   - this instance took the visitor out of the line (a leave, an
+//     admission pass) since the last read began;
 //   - the visitor left or was swept since (the log names them), or an
 //     admission since reached their base (the frontier), or their base is
 //     not above the highest base ever let in;
@@ -104,9 +106,12 @@ type lineMemo struct {
 	dead    bool // no longer in lines.events
 	// reading is closed when the read in flight is applied (nil: none).
 	reading chan struct{}
-	// here counts the leaves and admission passes this instance made; an
-	// answer needs a read that began after the last (readHere == here).
-	here, readHere uint64
+	// here counts the leaves and admissions this instance made in the
+	// line; changed holds, for each visitor one of them took out, its
+	// count: until a read that began after it, that visitor's poll asks
+	// the store (a poll in flight may have learnt their place again).
+	here    uint64
+	changed map[string]uint64
 	// compactAt is how many kept changes make the next read compact them.
 	compactAt int
 	counted   int // len(changes) as counted in lines.kept
@@ -231,14 +236,28 @@ func (l *lines) forget(eventID, userID string) {
 	m.mu.Unlock()
 }
 
-// changedHere notes a leave or an admission pass this instance made in
-// eventID's line: no answer from memory until a read that began after it,
-// so that this instance never answers "queued" from before its own change.
-func (l *lines) changedHere(eventID string) {
-	if m := l.memo(eventID); m != nil {
-		m.mu.Lock()
-		m.here++
-		m.mu.Unlock()
+// changedHere notes that this instance took users out of eventID's line
+// (a leave, an admission pass): their polls ask the store until a read
+// that began after it, so that this instance never answers them "queued"
+// from before its own change; everyone else's answers are unchanged. With
+// remembered, only users it remembers are noted (an admission pass: a
+// leaver is noted even when not remembered, for a poll in flight may
+// learn their place after the leave).
+func (l *lines) changedHere(eventID string, userIDs []string, remembered bool) {
+	m := l.memo(eventID)
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.here++
+	for _, uid := range userIDs {
+		if _, ok := m.places[uid]; ok || !remembered {
+			if m.changed == nil {
+				m.changed = map[string]uint64{}
+			}
+			m.changed[uid] = m.here
+		}
 	}
 }
 
@@ -283,7 +302,10 @@ func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed
 	// A read "from the future" (the clock stepped back since) is no
 	// fresher than one from the past.
 	age := now.Sub(m.readAt)
-	stale := age > SnapshotInterval || age < -SnapshotInterval || m.readHere != m.here
+	stale := age > SnapshotInterval || age < -SnapshotInterval
+	if _, ok := m.changed[userID]; ok {
+		return Snapshot{}, nil, askStore // taken out here since the last read began
+	}
 	if !m.ok && !stale {
 		return Snapshot{}, nil, askStore // a window, or another epoch: the store answers
 	}
@@ -456,7 +478,12 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 	}
 	m.account(l)
 	st.Changes = nil
-	m.st, m.readAt, m.ok, m.gen, m.read, m.readHere = st, readAt, true, st.Gen, true, here
+	m.st, m.readAt, m.ok, m.gen, m.read = st, readAt, true, st.Gen, true
+	for uid, at := range m.changed {
+		if at <= here {
+			delete(m.changed, uid) // the read began after: its log has them
+		}
+	}
 }
 
 // prune drops places older than MemoryMaxAge.

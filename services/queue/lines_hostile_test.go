@@ -299,3 +299,34 @@ func TestClockSteppedBackDoesNotKeepAReadFresh(t *testing.T) {
 		t.Fatalf("u8, let in, with the clock 5 s back: %+v, %v; want active", v, err)
 	}
 }
+
+// TestLeavesHereCostNoExtraReads: leaves on this instance make only the
+// leaver's place wait for the next read; the others' polls are answered
+// from the read they had, so an instance still reads a line at most once
+// per interval however many leave there.
+func TestLeavesHereCostNoExtraReads(t *testing.T) {
+	t.Parallel()
+	_, st, _ := redisStore(t, 0)
+	cr := &countedReads{Store: st}
+	b := setupWith(t, cr, queue.Config{Threshold: 1, AdmissionBatchSize: 1})
+	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	b.check(t, "holder", 1)
+	for i := range 30 {
+		b.check(t, fmt.Sprintf("u%02d", i), int64(2+i))
+	}
+	b.refresh(t, b.svc)
+	cr.events.Store(0)
+	for i := range 10 {
+		b.leave(t, fmt.Sprintf("u%02d", 10+i))
+		v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u29"})
+		if err != nil || v.Status != queue.StatusQueued || v.PeopleAheadExact {
+			t.Fatalf("u29 after %d leaves here: %+v, %v; want memory's answer", i+1, v, err)
+		}
+		if _, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: fmt.Sprintf("u%02d", 10+i)}); !errors.Is(err, queue.ErrNotQueued) {
+			t.Fatalf("the leaver: %v, want ErrNotQueued", err)
+		}
+	}
+	if n := cr.events.Load(); n != 0 {
+		t.Fatalf("10 leaves here within one interval read the line %d times, want 0", n)
+	}
+}

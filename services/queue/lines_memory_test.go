@@ -57,14 +57,18 @@ func (f *memoryFixture) poll(ev, uid string, want int64) {
 }
 
 func (f *memoryFixture) kept() int {
-	n := 0
+	n, places := 0, 0
 	f.l.mu.RLock()
 	defer f.l.mu.RUnlock()
 	for _, m := range f.l.events {
 		n += len(m.changes)
+		places += len(m.places)
 	}
 	if int64(n) != f.l.kept.Load() {
 		f.t.Fatalf("kept %d changes, counted %d", n, f.l.kept.Load())
+	}
+	if int64(places) != f.l.n.Load() {
+		f.t.Fatalf("remembers %d places, counted %d", places, f.l.n.Load())
 	}
 	return n
 }

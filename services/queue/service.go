@@ -816,10 +816,10 @@ func (s *Service) Leave(ctx context.Context, eventID string, who Identity) (bool
 	s.observe("leave", start, err)
 	s.unclaimed.forget(eventID, userID)
 	// A poll in flight during the leave may have learnt the place again,
-	// from a step before the leave: forget it, and answer nobody from a
+	// from a step before the leave: forget it, and answer them from no
 	// read that began before the leave was done.
 	s.lines.forget(eventID, userID)
-	s.lines.changedHere(eventID)
+	s.lines.changedHere(eventID, []string{userID}, false)
 	if err != nil {
 		return false, unavailable("leave", eventID, err)
 	}

@@ -554,7 +554,7 @@ func (w *Worker) admitPass(ctx context.Context, eventID string) (int, bool, erro
 	}
 	n := len(res.Admitted)
 	if n > 0 {
-		s.lines.changedHere(eventID) // those let in never hear "queued" from here
+		s.lines.changedHere(eventID, res.Admitted, true) // those let in never hear "queued" from here
 	}
 	if n > 0 {
 		s.obs.Admitted(eventID, n)
