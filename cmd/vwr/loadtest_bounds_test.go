@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vwr-go/vwr/internal/loadtest"
+	"github.com/vwr-go/vwr/internal/testenv"
+)
+
+// TestLoadtestTier2Bounds is issue 17's rehearsal in CI: 1,000 visitors on
+// two Tier 2 instances, Tier 1 letting them through faster than Tier 2
+// admits (-batch 500), so a line of hundreds forms and most queued polls
+// are answered from an instance's memory of it. Nobody is passed over,
+// nobody is let in above the threshold, nobody is lost, and the people-ahead
+// measurement samples hundreds of answers, estimated ones among them, with
+// no answer read in the store's step out of the bound (a check of the
+// measurement).
+//
+// Not asserted yet, because they do not hold (report.json says, and this
+// test logs, both): Redis commands per queued poll ≤ 0.3, and every
+// estimated people-ahead count within max(5, 2 %) of the exact rank.
+// Measured on main at 9fb68c4 (2 cores, load 15): 0.383 commands per
+// queued poll; 106 of 7,539 sampled answers out of the bound, the worst
+// five all 44 too high just after one admission batch of 44.
+func TestLoadtestTier2Bounds(t *testing.T) {
+	tier2, tier1 := testenv.NewOwnRedis(t), testenv.NewOwnRedis(t)
+	dir, stdout := runLoadtestCLI(t, map[string]string{"REDIS_URL": "redis://" + tier2.Addr, "VWR_TIER1_REDIS_URL": "redis://" + tier1.Addr},
+		"-visitors", "1000", "-rate", "250", "-threshold", "50", "-dwell", "1s", "-batch", "500", "-shards", "4",
+		"-ahead-sample-every", "2", "-event", testenv.UniqueID(t), "-timeout", "4m")
+	t.Logf("summary:\n%s", stdout)
+	rep, _ := readReport(t, dir)
+	if rep.Inversions.Tier2 != 0 {
+		passed, _ := os.ReadFile(filepath.Join(dir, loadtest.PassedOverFile))
+		t.Errorf("%d Tier 2 inversions; passed over:\n%s", rep.Inversions.Tier2, passed)
+	}
+	if rep.OverAdmissions != 0 || rep.MaxActive > rep.Threshold {
+		t.Errorf("%d over-admissions, %d active at most of %d", rep.OverAdmissions, rep.MaxActive, rep.Threshold)
+	}
+	if v := rep.Visitors; rep.LostVisitors != 0 || v.Admitted != 1000 || v.Left != 1000 || v.Unfinished != 0 {
+		t.Errorf("lost %d, visitors %+v", rep.LostVisitors, v)
+	}
+	polls := rep.BackendOpsPerVisitor.RedisByRequest[loadtest.KindQueuedPoll]
+	if polls.Requests < 1000 {
+		t.Errorf("queued polls %+v: want ≥ 1,000", polls)
+	}
+	pa := rep.WaitEstimateError.PeopleAheadError
+	if pa == nil || pa.Samples < 200 || pa.EstimatedShare == 0 || pa.OutOfBoundExact != 0 {
+		t.Fatalf("people ahead vs the exact rank %+v: want ≥ 200 samples, some estimated, no exact answer out of the bound", pa)
+	}
+	t.Logf("not asserted yet (issue 17): %.3f Redis commands per queued poll (bound 0.3); %d of %d people-ahead counts beyond max(5, 2 %%), worst %+v",
+		polls.RedisCommandsPerRequest, pa.OutOfBound, pa.Samples, pa.Worst)
+}
