@@ -470,13 +470,10 @@ func checkScript(tb testing.TB, root string) *redis.Script {
 	return redis.NewScript(string(lib) + string(chk))
 }
 
-// eventKeys is check.lua's KEYS list for ev, as services/queue/redisstore's
-// keys.go builds it (unexported there; redis-benchmark needs the names
-// spelled out). TestRawCheckMatchesStore fails when the two drift apart.
-func eventKeys(ev string) []string {
-	t := "{" + ev + "}"
-	return []string{t + ":queue", t + ":active", t + ":swept", t + ":threshold", t + ":admissions", t + ":rank-pending", t + ":retired", t + ":epoch", t + ":served", t + ":unlogged", t + ":header", t + ":listed"}
-}
+// eventKeys is check.lua's KEYS list for ev, from the store's keys.go (the
+// one place keys come from; redis-benchmark needs the names spelled out).
+// TestRawCheckMatchesStore fails when the raw call and the store differ.
+func eventKeys(ev string) []string { return redisstore.EventKeys("", ev) }
 
 // checkArgs is check.lua's ARGV after the user id, as redisstore.Check sends
 // them for a visitor with a Tier 1 pass (score: its position) and no entry

@@ -134,3 +134,8 @@ func VisitsKey(prefix string) string { return keys{prefix}.visits() }
 // under prefix, which an admission pass drains: for tools that wait until
 // every event has had its first pass (vwr loadtest's idle phase).
 func RankPendingKey(prefix, eventID string) string { return keys{prefix}.rankPending(eventID) }
+
+// EventKeys is the KEYS list of eventID's per-event scripts under prefix
+// (keys.eventKeys): for the benchmark's raw check.lua calls, which must
+// send exactly what the store sends.
+func EventKeys(prefix, eventID string) []string { return keys{prefix}.eventKeys(eventID) }
