@@ -232,6 +232,7 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 		t.ResetBackend()
 	}
 
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	r.start = cfg.Clock.Now()
@@ -271,10 +272,11 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 		backend = &b
 	}
 	res := r.analyze(vs, end, backend)
-	if t.Idle != nil && ctx.Err() == nil {
-		idle, err := t.Idle(ctx)
+	if t.Idle != nil && parent.Err() == nil {
+		// After the sale, however long it took: the phase bounds itself.
+		idle, err := t.Idle(parent)
 		if err != nil {
-			return nil, fmt.Errorf("loadtest: idle phase: %w", err)
+			return res, fmt.Errorf("%w: %w", ErrIdlePhase, err)
 		}
 		ops := &res.Report.BackendOpsPerVisitor
 		ops.Idle = idle
@@ -285,6 +287,10 @@ func Run(ctx context.Context, cfg Config, t Target) (*Result, error) {
 	}
 	return res, nil
 }
+
+// ErrIdlePhase is Run's error when the sale was rehearsed but the idle
+// phase failed: the Result is returned with it, without the idle figures.
+var ErrIdlePhase = errors.New("loadtest: idle phase")
 
 // NewClient is an HTTP client that keeps up to n connections per host open.
 func NewClient(n int) *http.Client {
