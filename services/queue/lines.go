@@ -41,6 +41,12 @@ import (
 //     changes since fell out of what is kept;
 //   - the request carries an entry token (a holder's renewal).
 //
+// Where the worker runs, it also subscribes to the store's line changes
+// (WatchLines): an admission pass or a waiter's leave anywhere in the fleet
+// makes the line's last read stale at once, so the next poll reads it
+// again (within milliseconds, not up to SnapshotInterval later). While
+// that subscription is down, every poll goes to the store.
+//
 // Memory never answers "active" nor "done": those come from the store's
 // step, and so does every token. docs/tier2-store.md, "Queued polls from
 // memory".
@@ -85,6 +91,9 @@ type lines struct {
 	mu      sync.RWMutex
 	events  map[string]*lineMemo
 	pruned  atomic.Int64 // unix ns of the last prune
+	// push says WatchLines runs; live that its subscription holds. With
+	// push and not live, memory answers nobody (a change may be missed).
+	push, live atomic.Bool
 }
 
 // lineMemo is what the instance knows of one event's line.
@@ -115,6 +124,9 @@ type lineMemo struct {
 	// compactAt is how many kept changes make the next read compact them.
 	compactAt int
 	counted   int // len(changes) as counted in lines.kept
+	// pushed counts the line changes heard (stale): a read claimed before
+	// the last of them may not have seen it, so it leaves the line stale.
+	pushed, claimPushed uint64 // claimPushed: pushed when the read in flight was claimed
 }
 
 // account brings lines.kept up to date with m's changes (under m.mu).
@@ -164,6 +176,28 @@ type place struct {
 // time left to polls answered from memory).
 func beatEvery(seenTTL time.Duration) time.Duration {
 	return min(max(seenTTL/10, HeartbeatTick), 30*time.Second)
+}
+
+// stale makes eventID's last read stale (a change to its line was heard),
+// or every line's with eventID "".
+func (l *lines) stale(eventID string) {
+	mark := func(m *lineMemo) {
+		m.mu.Lock()
+		m.pushed++
+		m.readAt = time.Time{}
+		m.mu.Unlock()
+	}
+	if eventID != "" {
+		if m := l.memo(eventID); m != nil {
+			mark(m)
+		}
+		return
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, m := range l.events {
+		mark(m)
+	}
 }
 
 func (l *lines) memo(eventID string) *lineMemo {
@@ -277,7 +311,7 @@ const (
 // goes into the batch: none went there from this instance for every
 // (beatEvery).
 func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bool, batch int64, every time.Duration) (snap Snapshot, beat bool, vd verdict) {
-	if !l.on.Load() {
+	if !l.on.Load() || (l.push.Load() && !l.live.Load()) {
 		return Snapshot{}, false, askStore
 	}
 	m := l.memo(eventID)
@@ -376,6 +410,7 @@ func (m *lineMemo) claim() (since int64, here uint64, ch chan struct{}, ok bool)
 		return 0, 0, m.reading, false
 	}
 	m.reading = make(chan struct{})
+	m.claimPushed = m.pushed
 	return m.base + int64(len(m.changes)), m.here, m.reading, true
 }
 
@@ -479,6 +514,9 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 	m.account(l)
 	st.Changes = nil
 	m.st, m.readAt, m.ok, m.gen, m.read = st, readAt, true, st.Gen, true
+	if m.pushed != m.claimPushed {
+		m.readAt = time.Time{} // a change heard during the read: read again
+	}
 	for uid, at := range m.changed {
 		if at <= here {
 			delete(m.changed, uid) // the read began after: its log has them
@@ -583,6 +621,39 @@ func (s *Service) readLine(ctx context.Context, eventID string, th int64, fixed 
 		return
 	}
 	s.lines.apply(m, since, here, sts[0], now, s.knownEpoch(eventID))
+}
+
+// WatchLines subscribes to the store's line changes until ctx is done
+// (the worker runs it): each change heard makes its line's last read stale;
+// while the subscription is down, and once it holds again, every line is
+// stale, and until it holds memory answers nobody. failed hears each
+// failure; the next try comes after a pause that doubles up to a second.
+func (s *Service) WatchLines(ctx context.Context, failed func(error)) {
+	s.lines.push.Store(true)
+	pause := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.store.LineChanges(ctx, func() {
+			s.lines.stale("") // whatever was published before is unheard
+			s.lines.live.Store(true)
+			pause = 50 * time.Millisecond
+		}, s.lines.stale)
+		s.lines.live.Store(false)
+		s.lines.stale("")
+		if ctx.Err() != nil {
+			return
+		}
+		if failed != nil {
+			failed(err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, time.Second)
+	}
 }
 
 // AnswerFromMemory turns answering queued polls from memory on or off

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -408,5 +409,71 @@ func TestPollsFromMemoryKeepTheirHeartbeats(t *testing.T) {
 	}
 	if hb := b.lineScores(t); len(hb) != 10 {
 		t.Fatalf("line after the sweep: %v", hb)
+	}
+}
+
+// TestAdmissionElsewhereReachesMemoryAtOnce: instance A answers u30 from
+// memory; instance B's admission pass lets 10 in. Without A's clock moving
+// (its last read is fresh), A's next polls must report the new exact rank
+// within a few ms: the pass's published change makes A read the line
+// again, instead of answering from a read up to SnapshotInterval old.
+func TestAdmissionElsewhereReachesMemoryAtOnce(t *testing.T) {
+	t.Parallel()
+	b, _, _ := setupRedis(t, &redis.Options{Addr: testenv.Redis(t)}, queue.Config{Threshold: 1, AdmissionBatchSize: 1})
+	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.svc.WatchLines(ctx, func(err error) { t.Errorf("subscription failed: %v", err) })
+	}()
+	defer func() { cancel(); <-done }()
+	b.check(t, "holder", 1)
+	for i := range 40 {
+		b.check(t, fmt.Sprintf("u%02d", i), int64(2+i))
+	}
+	if err := b.svc.SetThreshold(b.ctx, b.ev, 11); err != nil {
+		t.Fatal(err)
+	}
+	poll := func() queue.View {
+		t.Helper()
+		v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u30"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// Until the subscription holds, memory answers nobody.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		b.refresh(t, b.svc)
+		if v := poll(); !v.PeopleAheadExact {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no answer from memory 5 s after WatchLines began")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if v := poll(); v.Status != queue.StatusQueued || v.PeopleAhead != 30 || v.PeopleAheadExact {
+		t.Fatalf("u30 before: %+v, want 30 ahead from memory", v)
+	}
+	q := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1, AdmissionBatchSize: 10})
+	if n, err := queue.NewWorker(q, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx); err != nil || n != 10 {
+		t.Fatalf("B's AdmitOnce = %d, %v; want 10", n, err)
+	}
+	start := time.Now()
+	for {
+		v := poll()
+		if v.Status == queue.StatusQueued && v.PeopleAhead == 20 {
+			t.Logf("A reported the new rank %v after B's pass (from memory: %v)", time.Since(start), !v.PeopleAheadExact)
+			break
+		}
+		if v.Status != queue.StatusQueued || v.PeopleAhead != 30 {
+			t.Fatalf("u30 after B's pass: %+v, want queued with 30 (stale) or 20 ahead", v)
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Fatalf("2 s after B's pass, A still says %d ahead (clock not advanced)", v.PeopleAhead)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -61,6 +61,13 @@ type Lines interface {
 	// pipeline on Redis), so that an instance answers queued users' polls
 	// from memory (lines.go). It changes nothing.
 	LineStates(ctx context.Context, qs []LineQuery) ([]LineState, error)
+	// LineChanges subscribes to the store's line changes: ready runs once
+	// the subscription holds, then fn(eventID) for each admission pass
+	// that admitted anyone and each waiter's leave, anywhere in the fleet,
+	// until ctx is done or the subscription fails (its error: what was
+	// published meanwhile may be lost), so that an instance reads a line
+	// again at once (lines.go).
+	LineChanges(ctx context.Context, ready func(), fn func(eventID string)) error
 }
 
 // Passes is what the worker's passes over one event do.

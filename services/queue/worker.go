@@ -189,8 +189,14 @@ func (w *Worker) Run(ctx context.Context) {
 	watch := time.NewTicker(LossWatchInterval)
 	defer watch.Stop()
 	var lines sync.WaitGroup
-	lines.Add(1)
+	lines.Add(2)
 	go func() { defer lines.Done(); w.tidyLines(ctx) }()
+	go func() {
+		defer lines.Done()
+		w.svc.WatchLines(ctx, func(err error) {
+			w.log.Warn("line changes subscription failed; polls go to the store until it holds", "err", err)
+		})
+	}()
 	defer lines.Wait()
 	defer func() {
 		// Write what this instance heard before it stops.

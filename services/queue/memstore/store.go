@@ -39,6 +39,10 @@ type Store struct {
 	// kind and name: who holds each, until when (store clock).
 	claims   map[string]claim
 	rankings map[string]*ranking // period key (as redisstore names it) → counts
+	// subs are LineChanges' callbacks (under subMu, not mu: they run after
+	// mu is released, as a PUBLISH reaches subscribers after the script).
+	subMu sync.Mutex
+	subs  map[*func(string)]struct{}
 }
 
 type claim struct {
@@ -509,6 +513,12 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, wrap("leave", in.EventID, err)
 	}
+	var queued bool
+	defer func() {
+		if queued {
+			s.publish(in.EventID)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.ev(in.EventID)
@@ -524,6 +534,38 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 		s.noteServed(e, in.UserID, kind(in.Pass)+"L", in.Ledger)
 	}
 	return queued || active, nil
+}
+
+// LineChanges is the line-changes channel of admit.lua and leave.lua: fn
+// runs for each admission pass that admitted anyone and each waiter's
+// leave, once the store's lock is released, until ctx is done.
+func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(eventID string)) error {
+	if err := ctx.Err(); err != nil {
+		return wrap("line changes", "", err)
+	}
+	s.subMu.Lock()
+	if s.subs == nil {
+		s.subs = map[*func(string)]struct{}{}
+	}
+	s.subs[&fn] = struct{}{}
+	s.subMu.Unlock()
+	defer func() {
+		s.subMu.Lock()
+		delete(s.subs, &fn)
+		s.subMu.Unlock()
+	}()
+	ready()
+	<-ctx.Done()
+	return wrap("line changes", "", ctx.Err())
+}
+
+// publish calls every LineChanges callback with eventID.
+func (s *Store) publish(eventID string) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	for fn := range s.subs {
+		(*fn)(eventID)
+	}
 }
 
 // SetThreshold stores the override and wakes the event.
@@ -712,6 +754,12 @@ func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResu
 	if err := ctx.Err(); err != nil {
 		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
 	}
+	var admitted bool
+	defer func() {
+		if admitted {
+			s.publish(in.EventID)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.ev(in.EventID)
@@ -744,6 +792,7 @@ func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResu
 			res.Admitted = append(res.Admitted, uid)
 		}
 		if len(res.Admitted) > 0 {
+			admitted = true
 			e.front = max(e.front, top)
 			e.logChange(queue.LineChange{Kind: queue.LineAdmitted, N: int64(len(res.Admitted)), Base: top})
 		}

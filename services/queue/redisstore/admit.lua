@@ -16,6 +16,9 @@
 --             show up, ms (lib.lua activate)
 -- ARGV[11] -> '1' with the durable ledger on (as ARGV[14] of check.lua)
 -- ARGV[12] -> how long the served record outlives its last change, ms
+-- ARGV[13], ARGV[14] -> the line-changes channel (keys.go) and the event id:
+--            a pass that admits anyone PUBLISHes the id there, so that every
+--            instance reads the line again at once (lines.go)
 --
 -- Drops freed slots; during a recovery window (or while the ledger's replay
 -- is pending) admits nobody; else pops min(threshold - active, batch) users
@@ -63,6 +66,7 @@ if slots > 0 then
     local front = tonumber(redis.call('HGET', KEYS[14], 'front')) or -1
     if top > front then redis.call('HSET', KEYS[14], 'front', top) end
     log_change(KEYS, 'A' .. (#popped / 2) .. ':' .. top)
+    redis.call('PUBLISH', ARGV[13], ARGV[14])
   end
 end
 

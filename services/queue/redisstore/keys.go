@@ -53,6 +53,11 @@ func (k keys) line(ev string) string {
 	return k.tag(ev) + ":line" // HASH seq: changes logged; front: highest base admitted
 }
 
+// lineChanges is the Pub/Sub channel admit.lua and leave.lua publish an
+// event id on when they change its line (a channel, not a key: a plain
+// PUBLISH reaches every node of a Cluster, so it needs no slot).
+func (k keys) lineChanges() string { return k.prefix + "queue:line-changes" }
+
 // sweepDue marks the event's stale sweep as done for now (STRING owner,
 // PX about one cleanup interval).
 func (k keys) sweepDue(ev string) string { return k.tag(ev) + ":sweep-due" }

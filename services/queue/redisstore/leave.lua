@@ -7,6 +7,8 @@
 -- ARGV[2] -> 'p' (came with a Tier 1 pass) or 'h' (named by a header)
 -- ARGV[3] -> '1' with the durable ledger on (as ARGV[14] of check.lua)
 -- ARGV[4] -> how long the served record outlives its last change, ms
+-- ARGV[5], ARGV[6] -> the line-changes channel (keys.go) and the event id:
+--            a waiter's leave PUBLISHes the id there (as admit.lua)
 --
 -- The leave is recorded as served ('L'): the pass is done, and the user's
 -- entry token is never counted back after a loss. A header user who never
@@ -20,6 +22,7 @@ local sc = redis.call('ZSCORE', KEYS[1], uid)
 if sc then
   redis.call('ZREM', KEYS[1], uid)
   log_change(KEYS, 'L' .. math.floor(tonumber(sc) / HB_TICKS) .. ':' .. uid)
+  redis.call('PUBLISH', ARGV[5], ARGV[6])
   n = n + 1
 end
 redis.call('SREM', KEYS[11], uid)

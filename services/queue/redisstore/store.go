@@ -265,11 +265,47 @@ func (s *Store) Touch(ctx context.Context, in queue.TouchInput) (queue.Snapshot,
 
 // Leave runs leave.lua.
 func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
-	n, err := leaveScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, kind(in.Pass), flag(in.Ledger), retain()).Int64()
+	n, err := leaveScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID), in.UserID, kind(in.Pass), flag(in.Ledger), retain(), s.k.lineChanges(), in.EventID).Int64()
 	if err != nil {
 		return false, wrap("leave", in.EventID, err)
 	}
 	return n == 1, nil
+}
+
+// LineChanges subscribes to the line-changes channel (keys.go): ready
+// runs once the subscription is confirmed, then fn for each event id an
+// admission pass or a leave published, until ctx is done or the
+// subscription fails (a dropped connection included: go-redis would
+// resubscribe silently, and messages sent meanwhile would be lost
+// unnoticed, so the caller must hear of it).
+func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(eventID string)) error {
+	sub := s.rdb.Subscribe(ctx, s.k.lineChanges())
+	defer sub.Close()
+	// A blocked Receive does not watch ctx: closing the subscription ends it.
+	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
+	defer stop()
+	if _, err := sub.Receive(ctx); err != nil {
+		return wrap("line changes", "", err)
+	}
+	ready()
+	for {
+		msg, err := sub.Receive(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return wrap("line changes", "", err)
+		}
+		switch m := msg.(type) {
+		case *redis.Message:
+			fn(m.Payload)
+		case *redis.Pong:
+		default:
+			// A (re)subscription confirmation after a reconnect: what
+			// was published meanwhile is lost.
+			return wrap("line changes", "", fmt.Errorf("subscription restarted (%T)", msg))
+		}
+	}
 }
 
 // SetThreshold stores the per-event override.
@@ -360,7 +396,8 @@ func (s *Store) ReleaseAdmission(ctx context.Context, eventID, owner string) (bo
 func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResult, error) {
 	reply, err := admitScript.Run(ctx, s.rdb, s.k.eventKeys(in.EventID),
 		ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, in.Batch, window(), flag(in.FixedThreshold),
-		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), limit(in.ClaimGrace), flag(in.Ledger), retain()).Slice()
+		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), limit(in.ClaimGrace), flag(in.Ledger), retain(),
+		s.k.lineChanges(), in.EventID).Slice()
 	if err != nil {
 		return queue.AdmitResult{}, wrap("admit", in.EventID, err)
 	}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -32,6 +33,68 @@ func kinds(cs []queue.LineChange) string {
 }
 
 func runChanges(t *testing.T, newStore Factory) {
+	t.Run("an admission pass and a waiter's leave are heard by a subscriber, a join is not", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, newStore)
+		ctx, cancel := context.WithCancel(f.Ctx)
+		defer cancel()
+		ready, heard, ended := make(chan struct{}), make(chan string, 64), make(chan error, 1)
+		go func() {
+			ended <- f.S.LineChanges(ctx, func() { close(ready) }, func(ev string) {
+				select {
+				case heard <- ev:
+				default:
+				}
+			})
+		}()
+		select {
+		case <-ready:
+		case err := <-ended:
+			t.Fatalf("LineChanges ended before it held: %v", err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("LineChanges not ready after 5 s")
+		}
+		hear := func(what string) {
+			t.Helper()
+			select {
+			case ev := <-heard:
+				if ev != f.Ev {
+					t.Fatalf("%s: heard %q, want %q", what, ev, f.Ev)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: nothing heard in 5 s", what)
+			}
+		}
+		f.Check("holder", 1, t0, 1)
+		f.Check("w1", 10, t0, 1)
+		f.Check("w2", 20, t0, 1)
+		f.Check("w3", 30, t0, 1)
+		if res := f.Admit(t0, 2, 1); len(res.Admitted) != 1 {
+			t.Fatalf("Admit: %+v, want w1 let in", res)
+		}
+		hear("admission pass")
+		if res := f.Admit(t0, 2, 1); len(res.Admitted) != 0 {
+			t.Fatalf("Admit when full: %+v, want nobody", res)
+		}
+		f.Leave("w2")
+		hear("waiter's leave") // the pass that admitted nobody published nothing before it
+		f.Check("w4", 40, t0, 1)
+		f.Leave("holder") // not a waiter: the line is unchanged
+		select {
+		case ev := <-heard:
+			t.Fatalf("a join or a holder's leave published %q", ev)
+		case <-time.After(50 * time.Millisecond):
+		}
+		cancel()
+		select {
+		case err := <-ended:
+			if err == nil {
+				t.Fatal("LineChanges returned nil after ctx ended, want its error")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("LineChanges still runs 5 s after ctx ended")
+		}
+	})
 	t.Run("every change of who is in line is logged once, and a queued step says where the log stood", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
