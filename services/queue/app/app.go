@@ -143,6 +143,9 @@ func Open(cfg Config, opts Options) (*App, error) {
 		a.Service.UseLedger(queue.LedgerOver(l))
 	}
 	a.Worker = queue.NewWorker(a.Service, cfg.Worker(), a.jobLog.With("component", "worker"))
+	if cfg.PollsFromStore {
+		a.Service.AnswerFromMemory(false)
+	}
 	a.API = httpapi.New(a.Service, httpapi.Config{
 		Tier1Keys:    a.Tier1Keys,
 		EntryKeys:    a.EntryKeys,

@@ -47,6 +47,11 @@ type Config struct {
 	// with it). Off, only events configured in Tier 1's store exist.
 	OpenEvents      bool           `env:"QUEUE_OPEN_EVENTS"`
 	SettingsRefresh envconf.Millis `env:"QUEUE_SETTINGS_REFRESH_MS"`
+	// PollsFromStore makes every queued poll the store's step (exact
+	// people ahead, a Redis call each), as before answers from memory: the
+	// baseline the device benchmark compares bin/queue against, and a
+	// fallback for an operator who wants exact counts over Redis time.
+	PollsFromStore bool `env:"QUEUE_POLLS_FROM_STORE"`
 	// SettingsStore names the store the event settings live in: Tier 1's
 	// backend, chosen by the same variables as Tier 1 itself.
 	SettingsStore settingsstore.Config
