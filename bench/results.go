@@ -54,6 +54,54 @@ type Results struct {
 	// Cluster and while idle (BenchmarkTier2Scale), before and after the
 	// scale-out work, side by side.
 	Tier2Scale Tier2ScaleRuns `json:"tier2Scale"`
+
+	// Tier2Device is one event's queued polls across the cores of one
+	// machine: 1 and several bin/queue processes, answers from memory off
+	// and on (BenchmarkTier2Device, scripts/device-tier2.sh).
+	Tier2Device *Tier2Device `json:"tier2Device,omitempty"`
+}
+
+// Tier2Device is one BenchmarkTier2Device run, with its own provenance.
+type Tier2Device struct {
+	MeasuredAt      string      `json:"measuredAt"`
+	Machine         Machine     `json:"machine"`
+	Commit          string      `json:"commit"`
+	Redis           string      `json:"redis"`
+	Command         string      `json:"command"`
+	LineSize        int         `json:"lineSize"`
+	DurationSeconds float64     `json:"durationSeconds"`
+	Runs            []DeviceRun `json:"runs"`
+}
+
+// DeviceRun is one load run against one fleet of bin/queue processes.
+type DeviceRun struct {
+	Round          int     `json:"round"`
+	Instances      int     `json:"instances"`
+	FromMemory     bool    `json:"fromMemory"` // false: QUEUE_POLLS_FROM_STORE=true
+	Connections    int     `json:"connections"`
+	Polls          int64   `json:"polls"`
+	Seconds        float64 `json:"seconds"`
+	PollsPerSecond float64 `json:"pollsPerSecond"`
+	// QueuedShare and FromMemoryShare are the answers "queued" and those
+	// with "peopleAheadExact": false (given from memory).
+	QueuedShare     float64 `json:"queuedShare"`
+	FromMemoryShare float64 `json:"fromMemoryShare"`
+	// RedisMainThreadCPU is the queue Redis's main-thread CPU (INFO cpu)
+	// as a share of one core; RedisMainThreadMicrosPerPoll the same per
+	// poll; RedisCommandsPerPoll the commands it executed per poll (INFO
+	// commandstats: a script's inner commands count too, INFO's own not).
+	RedisMainThreadCPU           float64 `json:"redisMainThreadCpu"`
+	RedisMainThreadMicrosPerPoll float64 `json:"redisMainThreadMicrosPerPoll"`
+	RedisCommandsPerPoll         float64 `json:"redisCommandsPerPoll"`
+	// QueueCPUCores is the bin/queue processes' CPU (/proc/PID/stat) in
+	// cores, LoadGeneratorCPUCores the benchmark process's (getrusage),
+	// MachineBusyCores the whole machine's (/proc/stat; 0 if unreadable).
+	QueueCPUCores         float64 `json:"queueCpuCores"`
+	QueueCPUMicrosPerPoll float64 `json:"queueCpuMicrosPerPoll"`
+	LoadGeneratorCPUCores float64 `json:"loadGeneratorCpuCores"`
+	MachineBusyCores      float64 `json:"machineBusyCores,omitempty"`
+	P50Ms                 float64 `json:"p50Ms"`
+	P99Ms                 float64 `json:"p99Ms"`
 }
 
 // Tier2ScaleRuns holds the measurement of the path before the scale-out
@@ -61,6 +109,9 @@ type Results struct {
 type Tier2ScaleRuns struct {
 	Before *Tier2Scale `json:"before,omitempty"`
 	After  *Tier2Scale `json:"after,omitempty"`
+	// Device is today's path again on the lent 16-core device, a quiet
+	// machine (scripts/device-tier2.sh, -bench.device).
+	Device *Tier2Scale `json:"device,omitempty"`
 }
 
 // Tier2Scale is one BenchmarkTier2Scale run, with its own provenance.
@@ -446,6 +497,7 @@ func Render(r Results) string {
 	}
 
 	renderTier2Scale(p, r.Tier2Scale)
+	renderTier2Device(p, r.Tier2Device)
 
 	ds := r.DrawScale
 	p("\n### Draw: close and draw at scale\n\n")
@@ -475,6 +527,9 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 	}
 	runs := []*Tier2Scale{t.Before, t.After}
 	names := []string{"before", "after"}
+	if t.Device != nil {
+		runs, names = append(runs, t.Device), append(names, fmt.Sprintf("after, on the %d-core device", t.Device.Machine.Cores))
+	}
 	p("\n### Tier 2 at scale: what a production poll costs Redis\n\n")
 	p("`BenchmarkTier2Scale`: checks carry a Tier 1 pass on an event configured in a settings store (Tier 1's Redis store, on a server apart from the queue's) and are spread over several instances, each assembled as bin/queue is; Redis figures are from INFO on the queue's own redis-server, command counts from a go-redis hook on every instance (their workers included). ")
 	p("Polls are of 10,000 visitors queued behind one slot, at random. Since instances answer queued polls from memory (docs/tier2-store.md, \"Queued polls from memory\"), the poll run measures a line's steady state: before the clock starts every instance has answered each visitor once from the store, as a page polling for minutes over every instance has (a visitor's first poll at an instance is a store step, as a join is); the first free slots + two admission batches of the line (here 200 places, 2 %% of the polls) always ask the store. Just before, the same fleet runs the same polls with every poll the store's step (memory off): the baseline at the same load, since Redis µs on this shared machine move with its load. ")
@@ -486,7 +541,7 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 				names[i], m.MeasuredAt, m.Commit, m.Machine.Cores, m.Machine.CPU, m.Machine.LoadAverage, m.Instances, m.Connections, m.DurationSeconds)
 		}
 	}
-	p("\n| figure | before | after |\n|---|---:|---:|\n")
+	p("\n| figure | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---:|", len(names)))
 	cell := func(m *Tier2Scale, f func(*Tier2Scale) string) string {
 		if m == nil {
 			return "not measured"
@@ -494,7 +549,11 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 		return f(m)
 	}
 	row := func(name string, f func(*Tier2Scale) string) {
-		p("| %s | %s | %s |\n", name, cell(t.Before, f), cell(t.After, f))
+		p("| %s |", name)
+		for _, m := range runs {
+			p(" %s |", cell(m, f))
+		}
+		p("\n")
 	}
 	for _, sc := range Scenarios {
 		row(sc+": checks/s (this machine)", func(m *Tier2Scale) string { return fmt.Sprintf("%.0f", m.Scenarios[sc].ChecksPerSecond) })
@@ -556,5 +615,35 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 		if m != nil && len(m.PprofTop) > 0 {
 			p("\nCPU profile of the benchmark process while polls ran (%s; top 10, flat):\n\n```\n%s\n```\n", names[i], strings.Join(m.PprofTop, "\n"))
 		}
+	}
+}
+
+// renderTier2Device is BenchmarkTier2Device's table.
+func renderTier2Device(p func(string, ...any), d *Tier2Device) {
+	if d == nil {
+		return
+	}
+	m := d.Machine
+	p("\n### Tier 2 across the cores of one machine: one event's queued polls, measured on the %d-core device\n\n", m.Cores)
+	p("`BenchmarkTier2Device` (`scripts/device-tier2.sh`): bin/queue processes (1, then several) on one redis-server, each with answers from memory off (`QUEUE_POLLS_FROM_STORE=true`: every poll the store's step, the path before memory) and on, started afresh for each. ")
+	p("Every poll is production's: a Tier 1 pass on an event configured in a settings store (Tier 1's Redis store, on a redis-server of its own), over HTTP, at random over a line of %s visitors behind one slot; with memory on, each instance has answered each visitor once before the clock starts (a line's steady state). ", thousands(float64(d.LineSize)))
+	p("The load generator is the benchmark process on the same machine (Go net/http, keep-alive connections, connection w to instance w mod n), %.0f s measured after 1 s of warm-up per run. ", d.DurationSeconds)
+	p("Redis main thread: INFO cpu of the queue's redis-server (100 %% = one core busy); commands executed: INFO commandstats (a script's inner commands count too); CPU of bin/queue from /proc/PID/stat, of the generator from getrusage, of the machine from /proc/stat.\n\n")
+	p("Measured %s on %d cores, %.0f GiB RAM (%s, kernel %s), 1-minute load average %.2f when it started; Redis %s, vwr commit %s; `%s`.\n\n",
+		d.MeasuredAt, m.Cores, m.MemoryGiB, m.CPU, m.Kernel, m.LoadAverage, d.Redis, d.Commit, d.Command)
+	p("| round | bin/queue processes | answers from memory | connections | polls/s | answered from memory | Redis main thread | Redis main-thread µs per poll | Redis commands executed per poll | bin/queue cores | bin/queue CPU µs per poll | generator cores | machine cores busy | p50 ms | p99 ms |\n")
+	p("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range d.Runs {
+		mem := "off"
+		if r.FromMemory {
+			mem = "on"
+		}
+		busy := "n/a"
+		if r.MachineBusyCores > 0 {
+			busy = fmt.Sprintf("%.1f", r.MachineBusyCores)
+		}
+		p("| %d | %d | %s | %d | %s | %.1f %% | %.0f %% | %.1f | %.3f | %.1f | %.1f | %.1f | %s | %.1f | %.1f |\n", r.Round, r.Instances, mem, r.Connections,
+			thousands(r.PollsPerSecond), 100*r.FromMemoryShare, 100*r.RedisMainThreadCPU, r.RedisMainThreadMicrosPerPoll, r.RedisCommandsPerPoll,
+			r.QueueCPUCores, r.QueueCPUMicrosPerPoll, r.LoadGeneratorCPUCores, busy, r.P50Ms, r.P99Ms)
 	}
 }

@@ -38,6 +38,7 @@ import (
 
 var (
 	benchBefore     = flag.Bool("bench.before", false, "BenchmarkTier2Scale: store the figures as the 'before' column of bench/results.json")
+	benchDevice     = flag.Bool("bench.device", false, "BenchmarkTier2Scale: store the figures as the 16-core device's column of bench/results.json (scripts/device-tier2.sh)")
 	scaleInstances  = flag.Int("bench.instances", 4, "BenchmarkTier2Scale: Tier 2 instances sharing the load")
 	scaleIdleEvents = flag.Int("bench.idle-events", 20000, "BenchmarkTier2Scale: configured events of the idle measurement")
 	scaleIdleFor    = flag.Duration("bench.idle-duration", 30*time.Second, "BenchmarkTier2Scale: measured idle time (one stale sweep interval)")
@@ -66,9 +67,12 @@ func BenchmarkTier2Scale(b *testing.B) {
 		b.Fatal(err)
 	}
 	m := measureTier2Scale(b, root)
-	if *benchBefore {
+	switch {
+	case *benchBefore:
 		res.Tier2Scale.Before = &m
-	} else {
+	case *benchDevice:
+		res.Tier2Scale.Device = &m
+	default:
 		res.Tier2Scale.After = &m
 	}
 	writeResults(b, root, res)
@@ -142,7 +146,12 @@ func measureTier2Scale(b *testing.B, root string) Tier2Scale {
 		b.Logf("tier 2 scale, %s: %+v", sc, got)
 	}
 	prof.Close()
-	if exe, err := os.Executable(); err == nil {
+	if _, err := exec.LookPath("go"); err != nil {
+		// The device machine has no Go toolchain: its script brings the
+		// profile back, and `go tool pprof -top` reads it beside the same
+		// test binary where Go is.
+		b.Logf("no go toolchain here: the CPU profile stays in %s for go tool pprof", prof.Name())
+	} else if exe, err := os.Executable(); err == nil {
 		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount", "10", exe, prof.Name()).Output()
 		if err != nil {
 			b.Fatalf("go tool pprof: %v", err)
