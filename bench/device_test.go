@@ -151,8 +151,8 @@ func measureTier2Device(b *testing.B, root string, save func(Tier2Device)) {
 					r.Round, r.Instances, r.FromMemory, r.Connections = round, n, memory, c
 					d.Runs = append(d.Runs, r)
 					save(d)
-					b.Logf("round %d, %d instances, memory %v, %d conns: %.0f polls/s, Redis main thread %.0f %% (%.1f µs/poll, %.3f cmds/poll), bin/queue %.1f cores, generator %.1f cores, machine %.1f cores busy, p99 %.1f ms, from memory %.1f %%, queued %.1f %%",
-						round, n, memory, c, r.PollsPerSecond, 100*r.RedisMainThreadCPU, r.RedisMainThreadMicrosPerPoll, r.RedisCommandsPerPoll,
+					b.Logf("round %d, %d instances, memory %v, %d conns: %.0f polls/s, Redis main thread %.0f %% (/proc: %.0f %%; %.1f µs/poll, %.3f cmds/poll), bin/queue %.1f cores, generator %.1f cores, machine %.1f cores busy, p99 %.1f ms, from memory %.1f %%, queued %.1f %%",
+						round, n, memory, c, r.PollsPerSecond, 100*r.RedisMainThreadCPU, 100*r.RedisMainThreadCPUProc, r.RedisMainThreadMicrosPerPoll, r.RedisCommandsPerPoll,
 						r.QueueCPUCores, r.LoadGeneratorCPUCores, r.MachineBusyCores, r.P99Ms, 100*r.FromMemoryShare, 100*r.QueuedShare)
 				}
 				f.stop()
@@ -253,16 +253,33 @@ func devicePoll(client *http.Client, url, pass string) (int, []byte, error) {
 
 // cpuSample is what the measurement reads before and after a run.
 type cpuSample struct {
-	at      time.Time
-	redis   redisStats
-	queue   float64 // CPU seconds of the bin/queue processes (procCPU)
-	self    float64 // CPU seconds of this process (the load generator)
-	busy    float64 // busy CPU seconds of the machine (/proc/stat), -1 if unreadable
-	machine float64 // all CPU seconds of the machine, -1 if unreadable
+	at        time.Time
+	redis     redisStats
+	queue     float64 // CPU seconds of the bin/queue processes (procCPU)
+	self      float64 // CPU seconds of this process (the load generator)
+	redisMain float64 // CPU seconds of the queue Redis's main thread from /proc, -1 if unreadable
+	busy      float64 // busy CPU seconds of the machine (/proc/stat), -1 if unreadable
+	machine   float64 // all CPU seconds of the machine, -1 if unreadable
 }
 
 func sampleCPU(tb testing.TB, admin *redis.Client, f *deviceFleet) cpuSample {
-	s := cpuSample{at: time.Now(), redis: redisInfo(tb, admin), busy: -1, machine: -1}
+	s := cpuSample{at: time.Now(), redis: redisInfo(tb, admin), redisMain: -1, busy: -1, machine: -1}
+	// The main thread's own /proc entry (its id is the process id): a
+	// second reading of what INFO cpu reports, from the kernel's side.
+	if info, err := admin.Info(context.Background(), "server").Result(); err == nil {
+		if _, rest, ok := strings.Cut(info, "process_id:"); ok {
+			pid, _, _ := strings.Cut(rest, "\r\n")
+			if b, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/stat"); err == nil {
+				if _, rest, ok := strings.Cut(string(b), ") "); ok {
+					if f := strings.Fields(rest); len(f) > 12 {
+						u, _ := strconv.ParseFloat(f[11], 64)
+						st, _ := strconv.ParseFloat(f[12], 64)
+						s.redisMain = (u + st) / clockTicks
+					}
+				}
+			}
+		}
+	}
 	for _, c := range f.cmds {
 		s.queue += float64(procCPU(tb, c.Process.Pid)) / 1e6
 	}
@@ -372,6 +389,9 @@ func deviceLoad(tb testing.TB, admin *redis.Client, f *deviceFleet, ev string, p
 		QueueCPUMicrosPerPoll:        round1((s1.queue - s0.queue) * 1e6 / float64(n)),
 		LoadGeneratorCPUCores:        round1((s1.self - s0.self) / el),
 		P50Ms:                        pct(0.5), P99Ms: pct(0.99),
+	}
+	if s0.redisMain >= 0 && s1.redisMain >= 0 {
+		r.RedisMainThreadCPUProc = round3((s1.redisMain - s0.redisMain) / el)
 	}
 	if s0.machine >= 0 && s1.machine > s0.machine {
 		r.MachineBusyCores = round1((s1.busy - s0.busy) / el)

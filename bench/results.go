@@ -93,6 +93,9 @@ type DeviceRun struct {
 	RedisMainThreadCPU           float64 `json:"redisMainThreadCpu"`
 	RedisMainThreadMicrosPerPoll float64 `json:"redisMainThreadMicrosPerPoll"`
 	RedisCommandsPerPoll         float64 `json:"redisCommandsPerPoll"`
+	// RedisMainThreadCPUProc is the same thread's CPU read from
+	// /proc/PID/task/PID/stat (10 ms ticks): a check on INFO cpu.
+	RedisMainThreadCPUProc float64 `json:"redisMainThreadCpuProc"`
 	// QueueCPUCores is the bin/queue processes' CPU (/proc/PID/stat) in
 	// cores, LoadGeneratorCPUCores the benchmark process's (getrusage),
 	// MachineBusyCores the whole machine's (/proc/stat; 0 if unreadable).
