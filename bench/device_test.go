@@ -126,7 +126,9 @@ func measureTier2Device(b *testing.B, root string, save func(Tier2Device)) {
 	// gets the slot), as their page's first poll would.
 	join := startDeviceFleet(b, 1, true, env, logs)
 	t0 := time.Now()
-	visitAll(b, join.urls, ev, passes, 64)
+	if err := visitAll(join.urls, ev, passes, 64); err != nil {
+		b.Fatal(err)
+	}
 	join.stop()
 	b.Logf("line of %d joined in %.1f s", len(passes), time.Since(t0).Seconds())
 	if n, err := admin.DBSize(ctx).Result(); err != nil || n == 0 {
@@ -141,8 +143,18 @@ func measureTier2Device(b *testing.B, root string, save func(Tier2Device)) {
 					// The steady state of a line (as BenchmarkTier2Scale):
 					// each instance has answered each visitor once.
 					t0 := time.Now()
+					var wg sync.WaitGroup
+					errs := make(chan error, n)
 					for _, u := range f.urls {
-						visitAll(b, []string{u}, ev, passes, 64)
+						wg.Add(1)
+						go func() { defer wg.Done(); errs <- visitAll([]string{u}, ev, passes, 64) }()
+					}
+					wg.Wait()
+					close(errs)
+					for err := range errs {
+						if err != nil {
+							b.Fatal(err)
+						}
 					}
 					b.Logf("%d instances warmed in %.1f s", n, time.Since(t0).Seconds())
 				}
@@ -212,8 +224,7 @@ func (f *deviceFleet) stop() {
 
 // visitAll has each pass holder poll once through urls (worker w uses
 // urls[w mod len]).
-func visitAll(tb testing.TB, urls []string, ev string, passes []string, workers int) {
-	tb.Helper()
+func visitAll(urls []string, ev string, passes []string, workers int) error {
 	tr := &http.Transport{MaxIdleConnsPerHost: workers, MaxIdleConns: workers}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -235,8 +246,9 @@ func visitAll(tb testing.TB, urls []string, ev string, passes []string, workers 
 	}
 	wg.Wait()
 	if f := failed.Load(); f != nil {
-		tb.Fatalf("visiting the line: %s", f)
+		return fmt.Errorf("visiting the line: %s", f)
 	}
+	return nil
 }
 
 func devicePoll(client *http.Client, url, pass string) (int, []byte, error) {
