@@ -35,8 +35,10 @@ import (
 //   - the visitor left or was swept since (the log names them), or an
 //     admission since reached their base (the frontier), or their base is
 //     not above the highest base ever let in;
-//   - fewer than the free slots + two batches are ahead of them (they may
-//     be let in within two passes: they hear it from the store at once);
+//   - no line changes are pushed here (no WatchLines) and fewer than the
+//     free slots + two batches are ahead of them (they may be let in within
+//     two passes: they hear it from the store at once; with pushes, an
+//     admission anywhere makes the line stale at once instead);
 //   - what is remembered of them is older than MemoryMaxAge, or the
 //     changes since fell out of what is kept;
 //   - the request carries an entry token (a holder's renewal).
@@ -44,8 +46,12 @@ import (
 // Where the worker runs, it also subscribes to the store's line changes
 // (WatchLines): an admission pass or a waiter's leave anywhere in the fleet
 // makes the line's last read stale at once, so the next poll reads it
-// again (within milliseconds, not up to SnapshotInterval later). While
-// that subscription is down, every poll goes to the store.
+// again (within milliseconds, not up to SnapshotInterval later); a join
+// ahead of someone waiting (Tier 1 lets a batch through at once, and lower
+// positions arrive later) comes with its change count and base, and the
+// answers count it from then on, with no read, until a read brings it in
+// from the log (pending joins: counted once, by change count). While that
+// subscription is down, every poll goes to the store.
 //
 // Memory never answers "active" nor "done": those come from the store's
 // step, and so does every token. docs/tier2-store.md, "Queued polls from
@@ -72,6 +78,10 @@ const maxKeptChanges = 20_000
 // beyond it, each read cuts its line's oldest changes, and the places that
 // needed them ask the store again.
 const maxKeptTotal = 1_000_000
+
+// maxPendingJoins bounds the pushed joins a line keeps until a read brings
+// them in: beyond it the line is stale, and the next poll reads it.
+const maxPendingJoins = MaxLineChanges
 
 // compactFrom is the fewest kept changes of a line worth dropping those
 // every remembered place is past.
@@ -127,7 +137,15 @@ type lineMemo struct {
 	// pushed counts the line changes heard (stale): a read claimed before
 	// the last of them may not have seen it, so it leaves the line stale.
 	pushed, claimPushed uint64 // claimPushed: pushed when the read in flight was claimed
+	// joins are the joins ahead heard since the cursor (Seq above it), kept
+	// while the line is fresh or a read is in flight: answers count them
+	// until a read's changes include them (apply drops those at or below
+	// the new cursor).
+	joins []LinePush
 }
+
+// cursor is the change count up to which m holds the log.
+func (m *lineMemo) cursor() int64 { return m.base + int64(len(m.changes)) }
 
 // account brings lines.kept up to date with m's changes (under m.mu).
 func (m *lineMemo) account(l *lines) {
@@ -176,6 +194,35 @@ type place struct {
 // time left to polls answered from memory).
 func beatEvery(seenTTL time.Duration) time.Duration {
 	return min(max(seenTTL/10, HeartbeatTick), 30*time.Second)
+}
+
+// heard takes in a pushed line change at now: a join ahead is kept for the
+// answers (unless a read already has it, or the line is stale with no read
+// in flight: the next poll reads it anyway); anything else makes the line
+// stale.
+func (l *lines) heard(p LinePush, now time.Time) {
+	if p.Seq <= 0 {
+		l.stale(p.EventID)
+		return
+	}
+	m := l.memo(p.EventID)
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	age := now.Sub(m.readAt)
+	fresh := m.ok && age <= SnapshotInterval && age >= -SnapshotInterval
+	switch {
+	case p.Seq <= m.cursor(), !fresh && m.reading == nil:
+	case len(m.joins) >= maxPendingJoins:
+		// More joins than an answer should count one by one: read.
+		m.joins = nil
+		m.pushed++
+		m.readAt = time.Time{}
+	default:
+		m.joins = append(m.joins, p)
+	}
 }
 
 // stale makes eventID's last read stale (a change to its line was heard),
@@ -236,6 +283,7 @@ func (l *lines) learn(eventID, userID string, snap Snapshot, now time.Time) {
 		// Another epoch: another line, counted from the start again.
 		m.restart(l, snap.LineSeq, snap.Epoch.ID)
 		m.account(l)
+		m.dropJoins()
 	}
 	p := m.places[userID]
 	switch {
@@ -375,23 +423,32 @@ func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed
 	if p.base <= m.st.Front || rank < 0 {
 		return drop()
 	}
+	// Joins heard since the cursor that the visitor's step did not see.
+	ahead := rank
+	for _, j := range m.joins {
+		if j.Seq > p.seq && j.Base < p.base {
+			ahead++
+		}
+	}
 	threshold := m.st.Threshold
 	if fixed {
 		threshold = th
 	}
-	if rank < max(threshold-m.st.ActiveCount, 0)+2*batch {
-		return Snapshot{}, nil, askStore // may be let in within two passes: ask the store
+	if !l.push.Load() && ahead < max(threshold-m.st.ActiveCount, 0)+2*batch {
+		// May be let in within two passes, and no push would say so:
+		// ask the store.
+		return Snapshot{}, nil, askStore
 	}
 	if stale || !m.ok {
 		return Snapshot{}, nil, readLine
 	}
-	if cursor := m.base + int64(len(m.changes)); p.seq < cursor {
+	if cursor := m.cursor(); p.seq < cursor {
 		p.rank, p.seq = rank, cursor
 	}
 	return Snapshot{
 		Status:             StatusQueued,
-		Rank:               rank,
-		QueueSize:          max(m.st.QueueSize, rank+1),
+		Rank:               ahead,
+		QueueSize:          max(m.st.QueueSize+int64(len(m.joins)), ahead+1),
 		ActiveCount:        m.st.ActiveCount,
 		Threshold:          threshold,
 		AdmittedLastMinute: m.st.AdmittedLastMinute,
@@ -411,7 +468,7 @@ func (m *lineMemo) claim() (since int64, here uint64, ch chan struct{}, ok bool)
 	}
 	m.reading = make(chan struct{})
 	m.claimPushed = m.pushed
-	return m.base + int64(len(m.changes)), m.here, m.reading, true
+	return m.cursor(), m.here, m.reading, true
 }
 
 // release ends the read claim began.
@@ -433,7 +490,7 @@ func (l *lines) tidy(now time.Time) {
 		m.mu.Lock()
 		if len(m.places) == 0 && m.reading == nil {
 			m.dead = true
-			m.changes = nil
+			m.changes, m.joins = nil, nil
 			m.account(l)
 			delete(l.events, ev)
 		}
@@ -470,7 +527,7 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 		// Another epoch or another count than the cursor's: what is
 		// remembered was counted in a line that is gone.
 		m.restart(l, st.Seq, st.Epoch.ID)
-	case st.Gap || since != m.base+int64(len(m.changes)):
+	case st.Gap || since != m.cursor():
 		m.restart(l, st.Seq, st.Epoch.ID)
 	case st.Prev != nil && len(m.changes) > 0 && *st.Prev != m.changes[len(m.changes)-1]:
 		// The change at the cursor is not the one read under its number:
@@ -492,7 +549,7 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 		// brings its place forward to the cursor, so what is kept spans
 		// the changes since the least recently answered visitor here (at
 		// most MemoryMaxAge), not the line's whole history.
-		least := m.base + int64(len(m.changes))
+		least := m.cursor()
 		for _, p := range m.places {
 			least = min(least, p.seq)
 		}
@@ -512,6 +569,7 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 		m.cut(l, min(len(m.changes), max(len(m.changes)/2, int(over))))
 	}
 	m.account(l)
+	m.dropJoins()
 	st.Changes = nil
 	m.st, m.readAt, m.ok, m.gen, m.read = st, readAt, true, st.Gen, true
 	if m.pushed != m.claimPushed {
@@ -522,6 +580,18 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 			delete(m.changed, uid) // the read began after: its log has them
 		}
 	}
+}
+
+// dropJoins drops the pending joins the log up to the cursor holds.
+func (m *lineMemo) dropJoins() {
+	keep := m.joins[:0]
+	for _, j := range m.joins {
+		if j.Seq > m.cursor() {
+			keep = append(keep, j)
+		}
+	}
+	clear(m.joins[len(keep):])
+	m.joins = keep
 }
 
 // prune drops places older than MemoryMaxAge.
@@ -624,7 +694,8 @@ func (s *Service) readLine(ctx context.Context, eventID string, th int64, fixed 
 }
 
 // WatchLines subscribes to the store's line changes until ctx is done
-// (the worker runs it): each change heard makes its line's last read stale;
+// (the worker runs it): a join ahead heard is counted in the answers
+// (lines.heard), any other change heard makes its line's last read stale;
 // while the subscription is down, and once it holds again, every line is
 // stale, and until it holds memory answers nobody. failed hears each
 // failure; the next try comes after a pause that doubles up to a second.
@@ -636,7 +707,7 @@ func (s *Service) WatchLines(ctx context.Context, failed func(error)) {
 			s.lines.stale("") // whatever was published before is unheard
 			s.lines.live.Store(true)
 			pause = 50 * time.Millisecond
-		}, s.lines.stale)
+		}, func(p LinePush) { s.lines.heard(p, s.clk.Now()) })
 		s.lines.live.Store(false)
 		s.lines.stale("")
 		if ctx.Err() != nil {

@@ -62,12 +62,13 @@ type Lines interface {
 	// from memory (lines.go). It changes nothing.
 	LineStates(ctx context.Context, qs []LineQuery) ([]LineState, error)
 	// LineChanges subscribes to the store's line changes: ready runs once
-	// the subscription holds, then fn(eventID) for each admission pass
-	// that admitted anyone and each waiter's leave, anywhere in the fleet,
-	// until ctx is done or the subscription fails (its error: what was
-	// published meanwhile may be lost), so that an instance reads a line
-	// again at once (lines.go).
-	LineChanges(ctx context.Context, ready func(), fn func(eventID string)) error
+	// the subscription holds, then fn for each admission pass that
+	// admitted anyone, each waiter's leave and each join ahead of someone
+	// already waiting (LinePush), anywhere in the fleet, in the order the
+	// store made them, until ctx is done or the subscription fails (its
+	// error: what was published meanwhile may be lost), so that an
+	// instance's answers from memory follow the line at once (lines.go).
+	LineChanges(ctx context.Context, ready func(), fn func(LinePush)) error
 }
 
 // Passes is what the worker's passes over one event do.
@@ -210,6 +211,16 @@ const (
 	LineSwept    = 'S' // UserID, at Base, was swept as silent
 	LineReset    = 'X' // anything else: forget what was learnt of the line
 )
+
+// LinePush is one message of Store.LineChanges.
+type LinePush struct {
+	EventID string
+	// Seq > 0: a visitor joined ahead of someone already waiting, logged
+	// as change Seq, at Base: an instance counts it in its answers until
+	// a read of the log brings it in. Seq 0: an admission pass or a
+	// waiter's leave: the instance reads the line again.
+	Seq, Base int64
+}
 
 // LineChange is one entry of an event's change log.
 type LineChange struct {

@@ -561,6 +561,11 @@ func (w *Worker) admitPass(ctx context.Context, eventID string) (int, bool, erro
 	n := len(res.Admitted)
 	if n > 0 {
 		s.lines.changedHere(eventID, res.Admitted, true) // those let in never hear "queued" from here
+		if s.lines.push.Load() {
+			// The pass's own push will say so too, through the
+			// subscription; this instance need not wait for it.
+			s.lines.stale(eventID)
+		}
 	}
 	if n > 0 {
 		s.obs.Admitted(eventID, n)

@@ -42,7 +42,7 @@ type Store struct {
 	// subs are LineChanges' callbacks (under subMu, not mu: they run after
 	// mu is released, as a PUBLISH reaches subscribers after the script).
 	subMu sync.Mutex
-	subs  map[*func(string)]struct{}
+	subs  map[*func(queue.LinePush)]struct{}
 }
 
 type claim struct {
@@ -401,6 +401,12 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 	if in.Score < 0 || in.Score > queue.MaxLineBase {
 		return queue.Snapshot{}, wrap("check", in.EventID, fmt.Errorf("line base %d outside 0…%d", in.Score, queue.MaxLineBase))
 	}
+	var ahead *queue.LinePush
+	defer func() {
+		if ahead != nil {
+			s.publish(*ahead)
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.ev(in.EventID)
@@ -466,6 +472,9 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 				e.header[uid] = true
 			}
 			rank = e.rank(uid)
+			if rank+1 < int64(len(e.line)) {
+				ahead = &queue.LinePush{EventID: in.EventID, Seq: e.seq, Base: in.Score}
+			}
 		}
 	}
 	snap := e.view(status, activated, rank, th, since, expires, eid, untl, done)
@@ -516,7 +525,7 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 	var queued bool
 	defer func() {
 		if queued {
-			s.publish(in.EventID)
+			s.publish(queue.LinePush{EventID: in.EventID})
 		}
 	}()
 	s.mu.Lock()
@@ -536,16 +545,17 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 	return queued || active, nil
 }
 
-// LineChanges is the line-changes channel of admit.lua and leave.lua: fn
-// runs for each admission pass that admitted anyone and each waiter's
-// leave, once the store's lock is released, until ctx is done.
-func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(eventID string)) error {
+// LineChanges is the line-changes channel of admit.lua, leave.lua and
+// check.lua: fn runs for each admission pass that admitted anyone, each
+// waiter's leave and each join ahead of someone, once the store's lock is
+// released, until ctx is done.
+func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(queue.LinePush)) error {
 	if err := ctx.Err(); err != nil {
 		return wrap("line changes", "", err)
 	}
 	s.subMu.Lock()
 	if s.subs == nil {
-		s.subs = map[*func(string)]struct{}{}
+		s.subs = map[*func(queue.LinePush)]struct{}{}
 	}
 	s.subs[&fn] = struct{}{}
 	s.subMu.Unlock()
@@ -559,12 +569,12 @@ func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(eventID s
 	return wrap("line changes", "", ctx.Err())
 }
 
-// publish calls every LineChanges callback with eventID.
-func (s *Store) publish(eventID string) {
+// publish calls every LineChanges callback with p.
+func (s *Store) publish(p queue.LinePush) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	for fn := range s.subs {
-		(*fn)(eventID)
+		(*fn)(p)
 	}
 }
 
@@ -757,7 +767,7 @@ func (s *Store) Admit(ctx context.Context, in queue.AdmitInput) (queue.AdmitResu
 	var admitted bool
 	defer func() {
 		if admitted {
-			s.publish(in.EventID)
+			s.publish(queue.LinePush{EventID: in.EventID})
 		}
 	}()
 	s.mu.Lock()

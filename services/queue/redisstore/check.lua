@@ -34,6 +34,10 @@
 -- ARGV[15] -> how long the served record outlives its last change, ms
 -- ARGV[17] -> '1': the caller batches queued users' heartbeats (beat.lua):
 --             an already queued user's heartbeat is not written here
+-- ARGV[18], ARGV[19] -> the line-changes channel (keys.go) and the event
+--             id: a join that lands ahead of someone already waiting
+--             PUBLISHes "<event id> <change count> <base>" there, so that
+--             every instance counts it at once (lines.go); absent: none
 -- ARGV[16] -> '1' for a renewal (a status or heartbeat with an entry
 --             token): a holder is counted back as above, but nobody joins
 --             or is admitted; the reply's status is then ""
@@ -119,9 +123,14 @@ else
   else
     if redis.call('ZCARD', KEYS[1]) == 0 then first = 1 end
     redis.call('ZADD', KEYS[1], line_score(ARGV[2], now), uid)
-    log_change(KEYS, 'J' .. ARGV[2])
+    local seq = log_change(KEYS, 'J' .. ARGV[2])
     if kind == 'h' then redis.call('SADD', KEYS[11], uid) end
     rank = redis.call('ZRANK', KEYS[1], uid)
+    -- Ahead of someone: their remembered places are one further back.
+    -- A join at the tail changes nobody's place and publishes nothing.
+    if ARGV[18] and ARGV[18] ~= '' and rank + 1 < redis.call('ZCARD', KEYS[1]) then
+      redis.call('PUBLISH', ARGV[18], ARGV[19] .. ' ' .. seq .. ' ' .. ARGV[2])
+    end
   end
 end
 

@@ -148,7 +148,7 @@ func setup(t *testing.T, newStore func(t *testing.T) *Store) *fixture {
 func (f *fixture) script(uid string, score int64) (queue.Snapshot, string) {
 	f.T.Helper()
 	reply, err := f.s.runCheck(f.Ctx, f.s.k.eventKeys(f.Ev),
-		checkArgs(queue.CheckInput{EventID: f.Ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}))
+		f.s.checkArgs(queue.CheckInput{EventID: f.Ev, UserID: uid, Score: score, Now: t0, ActiveTTL: ttl, DefaultThreshold: 1}))
 	if err != nil {
 		f.T.Fatalf("check.lua(%s): %v", uid, err)
 	}

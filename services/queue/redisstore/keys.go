@@ -54,8 +54,9 @@ func (k keys) line(ev string) string {
 }
 
 // lineChanges is the Pub/Sub channel admit.lua and leave.lua publish an
-// event id on when they change its line (a channel, not a key: a plain
-// PUBLISH reaches every node of a Cluster, so it needs no slot).
+// event id on when they change its line, and check.lua a join ahead of
+// someone (a channel, not a key: a plain PUBLISH reaches every node of a
+// Cluster, so it needs no slot).
 func (k keys) lineChanges() string { return k.prefix + "queue:line-changes" }
 
 // sweepDue marks the event's stale sweep as done for now (STRING owner,

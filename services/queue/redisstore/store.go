@@ -114,7 +114,7 @@ func (s *Store) Check(ctx context.Context, in queue.CheckInput) (queue.Snapshot,
 	if in.Score < 0 || in.Score > queue.MaxLineBase {
 		return queue.Snapshot{}, wrap("check", in.EventID, fmt.Errorf("line base %d outside 0…%d", in.Score, queue.MaxLineBase))
 	}
-	reply, err := s.runCheck(ctx, s.k.eventKeys(in.EventID), checkArgs(in))
+	reply, err := s.runCheck(ctx, s.k.eventKeys(in.EventID), s.checkArgs(in))
 	if err != nil {
 		return queue.Snapshot{}, wrap("check", in.EventID, err)
 	}
@@ -236,13 +236,13 @@ func (s *Store) unschedule(ctx context.Context, eventID string) error {
 }
 
 // checkArgs is check.lua's ARGV for in.
-func checkArgs(in queue.CheckInput) []any {
+func (s *Store) checkArgs(in queue.CheckInput) []any {
 	var holder int64
 	if !in.HolderSlotEnd.IsZero() {
 		holder = ms(in.HolderSlotEnd)
 	}
 	return []any{in.UserID, in.Score, ms(in.Now), msDur(in.ActiveTTL), in.DefaultThreshold, window(), flag(in.FixedThreshold),
-		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder, kind(in.Pass), limit(in.Idle), flag(in.Ledger), retain(), flag(in.Renewal), flag(in.BatchBeat)}
+		in.Epoch.Known, in.Epoch.Candidate, msDur(in.Epoch.Window), holder, kind(in.Pass), limit(in.Idle), flag(in.Ledger), retain(), flag(in.Renewal), flag(in.BatchBeat), s.k.lineChanges(), in.EventID}
 }
 
 // runCheck runs check.lua (EVALSHA, EVAL after NOSCRIPT).
@@ -273,12 +273,12 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 }
 
 // LineChanges subscribes to the line-changes channel (keys.go): ready
-// runs once the subscription is confirmed, then fn for each event id an
-// admission pass or a leave published, until ctx is done or the
-// subscription fails (a dropped connection included: go-redis would
-// resubscribe silently, and messages sent meanwhile would be lost
-// unnoticed, so the caller must hear of it).
-func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(eventID string)) error {
+// runs once the subscription is confirmed, then fn for each message an
+// admission pass, a leave or a join ahead published (parsePush), until
+// ctx is done or the subscription fails (a dropped connection included:
+// go-redis would resubscribe silently, and messages sent meanwhile would
+// be lost unnoticed, so the caller must hear of it).
+func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(queue.LinePush)) error {
 	sub := s.rdb.Subscribe(ctx, s.k.lineChanges())
 	defer sub.Close()
 	// A blocked Receive does not watch ctx: closing the subscription ends it.
@@ -298,7 +298,7 @@ func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(eventID s
 		}
 		switch m := msg.(type) {
 		case *redis.Message:
-			fn(m.Payload)
+			fn(parsePush(m.Payload))
 		case *redis.Pong:
 		default:
 			// A (re)subscription confirmation after a reconnect: what
@@ -306,6 +306,23 @@ func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(eventID s
 			return wrap("line changes", "", fmt.Errorf("subscription restarted (%T)", msg))
 		}
 	}
+}
+
+// parsePush reads a line-changes message: "<event id>" (admit.lua,
+// leave.lua) or "<event id> <change count> <base>" (check.lua's join
+// ahead). Anything else names at most an event to read again.
+func parsePush(payload string) queue.LinePush {
+	ev, rest, found := strings.Cut(payload, " ")
+	if !found {
+		return queue.LinePush{EventID: ev}
+	}
+	seqS, baseS, _ := strings.Cut(rest, " ")
+	seq, err1 := strconv.ParseInt(seqS, 10, 64)
+	base, err2 := strconv.ParseInt(baseS, 10, 64)
+	if err1 != nil || err2 != nil || seq <= 0 {
+		return queue.LinePush{EventID: ev}
+	}
+	return queue.LinePush{EventID: ev, Seq: seq, Base: base}
 }
 
 // SetThreshold stores the per-event override.

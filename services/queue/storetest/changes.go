@@ -33,16 +33,16 @@ func kinds(cs []queue.LineChange) string {
 }
 
 func runChanges(t *testing.T, newStore Factory) {
-	t.Run("an admission pass and a waiter's leave are heard by a subscriber, a join is not", func(t *testing.T) {
+	t.Run("an admission pass, a waiter's leave and a join ahead are heard by a subscriber, a join at the tail is not", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newStore)
 		ctx, cancel := context.WithCancel(f.Ctx)
 		defer cancel()
-		ready, heard, ended := make(chan struct{}), make(chan string, 64), make(chan error, 1)
+		ready, heard, ended := make(chan struct{}), make(chan queue.LinePush, 64), make(chan error, 1)
 		go func() {
-			ended <- f.S.LineChanges(ctx, func() { close(ready) }, func(ev string) {
+			ended <- f.S.LineChanges(ctx, func() { close(ready) }, func(p queue.LinePush) {
 				select {
-				case heard <- ev:
+				case heard <- p:
 				default:
 				}
 			})
@@ -54,35 +54,39 @@ func runChanges(t *testing.T, newStore Factory) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("LineChanges not ready after 5 s")
 		}
-		hear := func(what string) {
+		hear := func(what string, want queue.LinePush) {
 			t.Helper()
 			select {
-			case ev := <-heard:
-				if ev != f.Ev {
-					t.Fatalf("%s: heard %q, want %q", what, ev, f.Ev)
+			case p := <-heard:
+				if p != want {
+					t.Fatalf("%s: heard %+v, want %+v", what, p, want)
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatalf("%s: nothing heard in 5 s", what)
 			}
 		}
 		f.Check("holder", 1, t0, 1)
-		f.Check("w1", 10, t0, 1)
+		f.Check("w1", 10, t0, 1) // change 1, and each join below at the tail: nothing published
 		f.Check("w2", 20, t0, 1)
 		f.Check("w3", 30, t0, 1)
 		if res := f.Admit(t0, 2, 1); len(res.Admitted) != 1 {
 			t.Fatalf("Admit: %+v, want w1 let in", res)
 		}
-		hear("admission pass")
+		hear("admission pass", queue.LinePush{EventID: f.Ev})
 		if res := f.Admit(t0, 2, 1); len(res.Admitted) != 0 {
 			t.Fatalf("Admit when full: %+v, want nobody", res)
 		}
-		f.Leave("w2")
-		hear("waiter's leave") // the pass that admitted nobody published nothing before it
-		f.Check("w4", 40, t0, 1)
-		f.Leave("holder") // not a waiter: the line is unchanged
+		f.Leave("w2")                                         // change 5
+		hear("waiter's leave", queue.LinePush{EventID: f.Ev}) // the pass that admitted nobody published nothing before it
+		if s := f.Check("w0", 15, t0, 1); s.LineSeq != 6 {
+			t.Fatalf("a join ahead of w3: %+v, want change 6", s)
+		}
+		hear("join ahead", queue.LinePush{EventID: f.Ev, Seq: 6, Base: 15})
+		f.Check("w4", 40, t0, 1) // at the tail
+		f.Leave("holder")        // not a waiter: the line is unchanged
 		select {
-		case ev := <-heard:
-			t.Fatalf("a join or a holder's leave published %q", ev)
+		case p := <-heard:
+			t.Fatalf("a join at the tail or a holder's leave published %+v", p)
 		case <-time.After(50 * time.Millisecond):
 		}
 		cancel()
