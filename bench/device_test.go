@@ -124,7 +124,7 @@ func measureTier2Device(b *testing.B, root string, save func(Tier2Device)) {
 
 	// The line: every visitor joins once through one instance (the first
 	// gets the slot), as their page's first poll would.
-	join := startDeviceFleet(b, 1, true, env, logs)
+	join := startDeviceFleet(b, 1, true, env, logs, ev, passes[0])
 	t0 := time.Now()
 	if err := visitAll(join.urls, ev, passes, 64); err != nil {
 		b.Fatal(err)
@@ -138,7 +138,7 @@ func measureTier2Device(b *testing.B, root string, save func(Tier2Device)) {
 	for round := 1; round <= *deviceRounds; round++ {
 		for _, n := range instances {
 			for _, memory := range []bool{false, true} {
-				f := startDeviceFleet(b, n, !memory, env, logs)
+				f := startDeviceFleet(b, n, !memory, env, logs, ev, passes[0])
 				if memory {
 					// The steady state of a line (as BenchmarkTier2Scale):
 					// each instance has answered each visitor once.
@@ -179,7 +179,7 @@ type deviceFleet struct {
 	urls []string
 }
 
-func startDeviceFleet(tb testing.TB, n int, fromStore bool, env []string, logs string) *deviceFleet {
+func startDeviceFleet(tb testing.TB, n int, fromStore bool, env []string, logs, ev, pass string) *deviceFleet {
 	tb.Helper()
 	f := &deviceFleet{}
 	for i := range n {
@@ -192,24 +192,28 @@ func startDeviceFleet(tb testing.TB, n int, fromStore bool, env []string, logs s
 		f.cmds = append(f.cmds, startProc(tb, *deviceQueue, nil, e, lf))
 		f.urls = append(f.urls, "http://"+addr)
 	}
+	// Ready once a poll is answered: /healthz pings Redis only, while an
+	// instance answers 503 until its first settings read.
 	for i, u := range f.urls {
-		if !answers(u + "/healthz") {
-			tb.Fatalf("bin/queue %d at %s did not answer /healthz within 20 s", i, u)
+		if got := ready(u+"/api/queue/check/"+ev, pass); got != "" {
+			tb.Fatalf("bin/queue %d at %s did not answer a poll within 20 s: %s", i, u, got)
 		}
 	}
 	return f
 }
 
-func answers(url string) bool {
+// ready polls url with pass until it answers 200, and returns "" or the
+// last answer.
+func ready(url, pass string) string {
+	last := ""
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return true
-			}
+		code, body, err := devicePoll(http.DefaultClient, url, pass)
+		if err == nil && code == http.StatusOK {
+			return ""
 		}
+		last = fmt.Sprintf("%d %v %s", code, err, body)
 	}
-	return false
+	return last
 }
 
 // stop ends the processes with SIGTERM, as a deployment does.
@@ -237,9 +241,9 @@ func visitAll(urls []string, ev string, passes []string, workers int) error {
 			defer wg.Done()
 			url := urls[w%len(urls)] + "/api/queue/check/" + ev
 			for i := next.Add(1) - 1; i < int64(len(passes)) && failed.Load() == nil; i = next.Add(1) - 1 {
-				code, _, err := devicePoll(client, url, passes[i])
+				code, body, err := devicePoll(client, url, passes[i])
 				if err != nil || code != http.StatusOK {
-					failed.Store(fmt.Sprintf("visitor %d: %d %v", i, code, err))
+					failed.Store(fmt.Sprintf("visitor %d: %d %v %s", i, code, err, body))
 				}
 			}
 		}()
