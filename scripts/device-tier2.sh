@@ -36,7 +36,7 @@ say "commit $VWR_BENCH_COMMIT; $(nproc) cores; $(grep -m1 'model name' /proc/cpu
 # The benchmarks read and write bench/results.json of this tree.
 cd "$root/bench"
 say "step 1: BenchmarkTier2Device"
-timeout "${DEVICE_BUDGET_S:-170}" "$bin/bench.test" -test.run '^$' -test.bench '^BenchmarkTier2Device$' -test.benchtime 1x -test.v -test.timeout 10m \
+timeout "${DEVICE_BUDGET_S:-150}" "$bin/bench.test" -test.run '^$' -test.bench '^BenchmarkTier2Device$' -test.benchtime 1x -test.v -test.timeout 10m \
   -bench.device-queue "$bin/queue" -bench.device-instances "${INSTANCES:-1,4}" -bench.device-conns "${CONNS:-64,256}" \
   -bench.device-line "${LINE:-100000}" -bench.device-duration "${DURATION:-5s}" -bench.device-rounds "${ROUNDS:-1}"
 rc1=$?
@@ -46,7 +46,7 @@ rc2=skipped
 if [ "${SCALE:-1}" = 1 ]; then
   say "step 2: BenchmarkTier2Scale -bench.device"
   # shellcheck disable=SC2086
-  timeout "${SCALE_BUDGET_S:-170}" "$bin/bench.test" -test.run '^$' -test.bench '^BenchmarkTier2Scale$' -test.benchtime 1x -test.v -test.timeout 10m \
+  timeout "${SCALE_BUDGET_S:-210}" "$bin/bench.test" -test.run '^$' -test.bench '^BenchmarkTier2Scale$' -test.benchtime 1x -test.v -test.timeout 10m \
     -bench.device ${SCALE_FLAGS:-}
   rc2=$?
   say "step 2 exit $rc2"
