@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,6 +105,32 @@ type lines struct {
 	// push says WatchLines runs; live that its subscription holds. With
 	// push and not live, memory answers nobody (a change may be missed).
 	push, live atomic.Bool
+	// caughtUp, where the store can tell, says whether every change it has
+	// sent was heard (Store.LineChanges); an answer from memory waits for
+	// that a moment, else asks the store.
+	caughtUp atomic.Pointer[func() bool]
+}
+
+// caughtUpTries is how often a poll looks again, yielding in between,
+// before it asks the store instead of memory.
+const caughtUpTries = 4
+
+// heardAll says that every line change the store has sent was heard, or
+// that the store cannot tell (then a change is heard when it is delivered).
+func (l *lines) heardAll() bool {
+	f := l.caughtUp.Load()
+	if f == nil {
+		return true
+	}
+	for i := range caughtUpTries {
+		if (*f)() {
+			return true
+		}
+		if i < caughtUpTries-1 {
+			runtime.Gosched() // the subscriber may be runnable: let it run
+		}
+	}
+	return false
 }
 
 // lineMemo is what the instance knows of one event's line.
@@ -363,7 +390,9 @@ func (l *lines) answer(eventID, userID string, now time.Time, th int64, fixed bo
 		return Snapshot{}, false, askStore
 	}
 	m := l.memo(eventID)
-	if m == nil {
+	if m == nil || !l.heardAll() {
+		// Not remembered, or a change sent before this poll came may be
+		// unheard yet.
 		return Snapshot{}, false, askStore
 	}
 	m.mu.Lock()
@@ -703,12 +732,16 @@ func (s *Service) WatchLines(ctx context.Context, failed func(error)) {
 	s.lines.push.Store(true)
 	pause := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		err := s.store.LineChanges(ctx, func() {
+		err := s.store.LineChanges(ctx, func(caughtUp func() bool) {
+			if caughtUp != nil {
+				s.lines.caughtUp.Store(&caughtUp)
+			}
 			s.lines.stale("") // whatever was published before is unheard
 			s.lines.live.Store(true)
 			pause = 50 * time.Millisecond
 		}, func(p LinePush) { s.lines.heard(p, s.clk.Now()) })
 		s.lines.live.Store(false)
+		s.lines.caughtUp.Store(nil)
 		s.lines.stale("")
 		if ctx.Err() != nil {
 			return

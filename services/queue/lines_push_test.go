@@ -22,13 +22,17 @@ import (
 // counts LineStates reads, runs beforeRead and afterRead around each (a
 // read in flight while the line changes), counts the subscriptions that
 // held and the messages heard, and with mute drops every message (a
-// subscription that died without a word).
+// subscription that died without a word); with stall set, the next message
+// waits until it is closed, after it was taken off the connection (a
+// subscriber goroutine not scheduled yet), and stalled hears it.
 type pushStore struct {
 	queue.Store
 	reads                 atomic.Int64
 	beforeRead, afterRead func()
 	readies, heard        atomic.Int64
 	mute                  atomic.Bool
+	stall                 atomic.Pointer[chan struct{}]
+	stalled               chan struct{}
 }
 
 func (s *pushStore) LineStates(ctx context.Context, qs []queue.LineQuery) ([]queue.LineState, error) {
@@ -43,8 +47,12 @@ func (s *pushStore) LineStates(ctx context.Context, qs []queue.LineQuery) ([]que
 	return st, err
 }
 
-func (s *pushStore) LineChanges(ctx context.Context, ready func(), fn func(queue.LinePush)) error {
-	return s.Store.LineChanges(ctx, func() { ready(); s.readies.Add(1) }, func(p queue.LinePush) {
+func (s *pushStore) LineChanges(ctx context.Context, ready func(func() bool), fn func(queue.LinePush)) error {
+	return s.Store.LineChanges(ctx, func(caughtUp func() bool) { ready(caughtUp); s.readies.Add(1) }, func(p queue.LinePush) {
+		if ch := s.stall.Swap(nil); ch != nil {
+			s.stalled <- struct{}{}
+			<-*ch
+		}
 		if !s.mute.Load() {
 			fn(p)
 			s.heard.Add(1)
@@ -62,7 +70,7 @@ func pushed(t *testing.T, addr string) (b *testBundle, ps *pushStore, other *que
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	st := redisstore.New(rdb, redisstore.Options{Prefix: testenv.UniqueID(t) + ":"})
-	ps = &pushStore{Store: st}
+	ps = &pushStore{Store: st, stalled: make(chan struct{}, 1)}
 	b = setupWith(t, ps, cfg)
 	queue.NewWorker(b.svc, queue.WorkerConfig{}, nil)
 	other = queue.New(st, b.keys, b.clk, nil, cfg)
@@ -345,5 +353,56 @@ func TestSilentlyDeadSubscriptionKeepsQueuedWithinOneInterval(t *testing.T) {
 	}
 	if queued == 0 {
 		t.Fatal("nobody heard queued within the interval: the test did not reach memory")
+	}
+}
+
+// TestChangeSentButNotYetHeardIsNotMissed: Redis has sent the instance an
+// admission (or a join ahead), but its subscriber has not handled it yet
+// (taken off the socket, not yet handed on: a goroutine not scheduled on a
+// loaded machine). A poll that comes meanwhile must not be answered from
+// memory as if nothing happened: it waits for the subscriber, or asks the
+// store.
+func TestChangeSentButNotYetHeardIsNotMissed(t *testing.T) {
+	t.Parallel()
+	b, ps, other, _ := pushed(t, testenv.Redis(t))
+	if v := b.status(t, "u30"); v.PeopleAhead != 30 || v.PeopleAheadExact {
+		t.Fatalf("u30 before: %+v, want 30 ahead from memory", v)
+	}
+	for _, c := range []struct {
+		what   string
+		change func()
+		want   int64
+	}{
+		{"an admission of 10 elsewhere", func() {
+			if err := b.svc.SetThreshold(b.ctx, b.ev, 11); err != nil {
+				t.Fatal(err)
+			}
+			q := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1, AdmissionBatchSize: 100})
+			if n, err := queue.NewWorker(q, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx); err != nil || n != 10 {
+				t.Fatalf("the other instance's pass = %d, %v; want 10 let in", n, err)
+			}
+		}, 20},
+		{"a join ahead elsewhere", func() {
+			if _, err := other.Check(b.ctx, b.ev, queue.Identity{UserID: "late", Position: 30001, Pass: true}); err != nil {
+				t.Fatal(err)
+			}
+		}, 21},
+	} {
+		release := make(chan struct{})
+		ps.stall.Store(&release)
+		c.change()
+		<-ps.stalled
+		if v := b.status(t, "u30"); v.PeopleAhead != c.want {
+			close(release)
+			t.Fatalf("after %s, sent but not yet heard: %+v, want %d ahead", c.what, v, c.want)
+		}
+		close(release)
+		waitFor(t, "an answer from memory again", func() bool {
+			v := b.status(t, "u30")
+			if v.PeopleAhead != c.want {
+				t.Fatalf("after %s, heard: %+v, want %d ahead", c.what, v, c.want)
+			}
+			return !v.PeopleAheadExact
+		})
 	}
 }

@@ -62,13 +62,16 @@ type Lines interface {
 	// from memory (lines.go). It changes nothing.
 	LineStates(ctx context.Context, qs []LineQuery) ([]LineState, error)
 	// LineChanges subscribes to the store's line changes: ready runs once
-	// the subscription holds, then fn for each admission pass that
+	// the subscription holds, with caughtUp, which says whether every
+	// change the store has sent so far was handed to fn and fn returned
+	// (nil: the store cannot tell, or it delivers before the change's
+	// step returns), then fn for each admission pass that
 	// admitted anyone, each waiter's leave and each join ahead of someone
 	// already waiting (LinePush), anywhere in the fleet, in the order the
 	// store made them, until ctx is done or the subscription fails (its
 	// error: what was published meanwhile may be lost), so that an
 	// instance's answers from memory follow the line at once (lines.go).
-	LineChanges(ctx context.Context, ready func(), fn func(LinePush)) error
+	LineChanges(ctx context.Context, ready func(caughtUp func() bool), fn func(LinePush)) error
 }
 
 // Passes is what the worker's passes over one event do.

@@ -549,7 +549,7 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 // check.lua: fn runs for each admission pass that admitted anyone, each
 // waiter's leave and each join ahead of someone, once the store's lock is
 // released, until ctx is done.
-func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(queue.LinePush)) error {
+func (s *Store) LineChanges(ctx context.Context, ready func(caughtUp func() bool), fn func(queue.LinePush)) error {
 	if err := ctx.Err(); err != nil {
 		return wrap("line changes", "", err)
 	}
@@ -564,7 +564,7 @@ func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(queue.Lin
 		delete(s.subs, &fn)
 		s.subMu.Unlock()
 	}()
-	ready()
+	ready(nil) // every callback returns before the step that made the change
 	<-ctx.Done()
 	return wrap("line changes", "", ctx.Err())
 }

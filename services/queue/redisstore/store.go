@@ -272,14 +272,24 @@ func (s *Store) Leave(ctx context.Context, in queue.LeaveInput) (bool, error) {
 	return n == 1, nil
 }
 
-// LineChanges subscribes to the line-changes channel (keys.go): ready
-// runs once the subscription is confirmed, then fn for each message an
+// LineChanges subscribes to the line-changes channel (keys.go), on a
+// connection of its own whose socket is watched (watch.go): ready runs once
+// the subscription is confirmed, with caughtUp (nil where the socket cannot
+// be watched: TLS, or a client other than a Client or ClusterClient), then
+// fn for each message an
 // admission pass, a leave or a join ahead published (parsePush), until
 // ctx is done or the subscription fails (a dropped connection included:
 // go-redis would resubscribe silently, and messages sent meanwhile would
 // be lost unnoticed, so the caller must hear of it).
-func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(queue.LinePush)) error {
-	sub := s.rdb.Subscribe(ctx, s.k.lineChanges())
+func (s *Store) LineChanges(ctx context.Context, ready func(caughtUp func() bool), fn func(queue.LinePush)) error {
+	client, last, err := subscriber(ctx, s.rdb, s.k.lineChanges())
+	if err != nil {
+		return wrap("line changes", "", err)
+	}
+	if client != s.rdb {
+		defer client.Close()
+	}
+	sub := client.Subscribe(ctx, s.k.lineChanges())
 	defer sub.Close()
 	// A blocked Receive does not watch ctx: closing the subscription ends it.
 	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
@@ -287,7 +297,11 @@ func (s *Store) LineChanges(ctx context.Context, ready func(), fn func(queue.Lin
 	if _, err := sub.Receive(ctx); err != nil {
 		return wrap("line changes", "", err)
 	}
-	ready()
+	var caughtUp func() bool
+	if w := last.Load(); last != nil && w != nil {
+		caughtUp = func() bool { return last.Load() == w && w.caughtUp() }
+	}
+	ready(caughtUp)
 	for {
 		msg, err := sub.Receive(ctx)
 		if err != nil {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,8 +40,15 @@ func runChanges(t *testing.T, newStore Factory) {
 		ctx, cancel := context.WithCancel(f.Ctx)
 		defer cancel()
 		ready, heard, ended := make(chan struct{}), make(chan queue.LinePush, 64), make(chan error, 1)
+		// caughtUp, where the store has one, says false while a message
+		// is being handled, and true once every one sent was.
+		var caughtUp func() bool
+		var early atomic.Int64
 		go func() {
-			ended <- f.S.LineChanges(ctx, func() { close(ready) }, func(p queue.LinePush) {
+			ended <- f.S.LineChanges(ctx, func(cu func() bool) { caughtUp = cu; close(ready) }, func(p queue.LinePush) {
+				if caughtUp != nil && caughtUp() {
+					early.Add(1)
+				}
 				select {
 				case heard <- p:
 				default:
@@ -88,6 +96,16 @@ func runChanges(t *testing.T, newStore Factory) {
 		case p := <-heard:
 			t.Fatalf("a join at the tail or a holder's leave published %+v", p)
 		case <-time.After(50 * time.Millisecond):
+		}
+		if n := early.Load(); n != 0 {
+			t.Fatalf("caught up said true while %d messages were being handled", n)
+		}
+		if caughtUp != nil {
+			for deadline := time.Now().Add(5 * time.Second); !caughtUp(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("every message handled 5 s ago, and not caught up")
+				}
+			}
 		}
 		cancel()
 		select {
