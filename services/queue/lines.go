@@ -107,27 +107,37 @@ type lines struct {
 	push, live atomic.Bool
 	// caughtUp, where the store can tell, says whether every change it has
 	// sent was heard (Store.LineChanges); an answer from memory waits for
-	// that a moment, else asks the store.
+	// that a moment (heardAll), else asks the store.
 	caughtUp atomic.Pointer[func() bool]
 }
 
-// caughtUpTries is how often a poll looks again, yielding in between,
-// before it asks the store instead of memory.
-const caughtUpTries = 4
+// A poll that finds a line change sent but not yet heard yields a few
+// times, then sleeps a little at a time, up to caughtUpWait, for the
+// subscriber to hear it (on a loaded machine it waits for a processor),
+// before it asks the store instead: a store step costs a round trip too.
+const (
+	caughtUpYields = 3
+	caughtUpNap    = 100 * time.Microsecond
+	caughtUpWait   = 2 * time.Millisecond
+)
 
 // heardAll says that every line change the store has sent was heard, or
 // that the store cannot tell (then a change is heard when it is delivered).
 func (l *lines) heardAll() bool {
 	f := l.caughtUp.Load()
-	if f == nil {
+	if f == nil || (*f)() {
 		return true
 	}
-	for i := range caughtUpTries {
+	for range caughtUpYields {
+		runtime.Gosched() // the subscriber may be runnable: let it run
 		if (*f)() {
 			return true
 		}
-		if i < caughtUpTries-1 {
-			runtime.Gosched() // the subscriber may be runnable: let it run
+	}
+	for slept := time.Duration(0); slept < caughtUpWait; slept += caughtUpNap {
+		time.Sleep(caughtUpNap)
+		if (*f)() {
+			return true
 		}
 	}
 	return false
