@@ -52,7 +52,9 @@ import (
 // positions arrive later) comes with its change count and base, and the
 // answers count it from then on, with no read, until a read brings it in
 // from the log (pending joins: counted once, by change count). While that
-// subscription is down, every poll goes to the store.
+// subscription is down, every poll goes to the store. Where the store can
+// tell (Store.LineChanges' caughtUp), an answer from memory first waits, at
+// most caughtUpWait, until every change it has already sent was heard.
 //
 // Memory never answers "active" nor "done": those come from the store's
 // step, and so does every token. docs/tier2-store.md, "Queued polls from
