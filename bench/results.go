@@ -499,7 +499,7 @@ func Render(r Results) string {
 		}
 	}
 
-	renderTier2Scale(p, r.Tier2Scale)
+	renderTier2Scale(p, r.Tier2Scale, r.Tier2Device)
 	renderTier2Device(p, r.Tier2Device)
 
 	ds := r.DrawScale
@@ -524,7 +524,7 @@ func Render(r Results) string {
 }
 
 // renderTier2Scale is the before/after table of BenchmarkTier2Scale.
-func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
+func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns, dev *Tier2Device) {
 	if t.Before == nil && t.After == nil {
 		return
 	}
@@ -542,6 +542,9 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 		if m != nil {
 			p("- %s: measured %s at vwr commit %s on %d cores (%s), 1-minute load average %.2f when it started; %d instances, %d connections, %.0f s per scenario.\n",
 				names[i], m.MeasuredAt, m.Commit, m.Machine.Cores, m.Machine.CPU, m.Machine.LoadAverage, m.Instances, m.Connections, m.DurationSeconds)
+			if m == t.Device && dev != nil && dev.Commit == m.Commit {
+				p("  It ran right after BenchmarkTier2Device on the same machine (below), whose own load that average is: the machine's was %.2f when the device run started.\n", dev.Machine.LoadAverage)
+			}
 		}
 	}
 	p("\n| figure | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---:|", len(names)))
@@ -591,9 +594,19 @@ func renderTier2Scale(p func(string, ...any), t Tier2ScaleRuns) {
 		if m.PollsFromStore == nil || m.PollsFromStore.RedisMicrosPerCheck == 0 {
 			return "not measured"
 		}
+		if r := m.Scenarios["polls"].RedisMicrosPerCheck / m.PollsFromStore.RedisMicrosPerCheck; r < 0.01 {
+			return fmt.Sprintf("%.3f", r)
+		}
 		return fmt.Sprintf("%.2f", m.Scenarios["polls"].RedisMicrosPerCheck/m.PollsFromStore.RedisMicrosPerCheck)
 	})
-	row("modelledSingleEventCeiling (polls/s)", func(m *Tier2Scale) string { return fmt.Sprintf("%.0f", m.ModelledSingleEventCeiling) })
+	row("modelledSingleEventCeiling (polls/s)", func(m *Tier2Scale) string {
+		if us := m.Scenarios["polls"].RedisMicrosPerCheck; us > 0 && us < 1 {
+			// Under a µs per poll the rounding of the µs decides the
+			// figure, and Redis no longer bounds the polls: the CPU does.
+			return fmt.Sprintf("%.0f (1 s ÷ %g µs, rounded; not the bound)", m.ModelledSingleEventCeiling, us)
+		}
+		return fmt.Sprintf("%.0f", m.ModelledSingleEventCeiling)
+	})
 	row("Cluster: nodesPerCheck", func(m *Tier2Scale) string { return fmt.Sprintf("%.3f", m.Cluster.NodesPerCheck) })
 	row("Cluster: events whose checks touch two nodes", func(m *Tier2Scale) string {
 		return fmt.Sprintf("%d of %d", m.Cluster.EventsOnTwoNodes, m.Cluster.Events)
@@ -634,6 +647,7 @@ func renderTier2Device(p func(string, ...any), d *Tier2Device) {
 	p("Redis main thread: INFO cpu of the queue's redis-server (100 %% = one core busy); commands executed: INFO commandstats (a script's inner commands count too); CPU of bin/queue from /proc/PID/stat, of the generator from getrusage, of the machine from /proc/stat.\n\n")
 	p("Measured %s on %d cores, %.0f GiB RAM (%s, kernel %s), 1-minute load average %.2f when it started; Redis %s, vwr commit %s; `%s`.\n\n",
 		d.MeasuredAt, m.Cores, m.MemoryGiB, m.CPU, m.Kernel, m.LoadAverage, d.Redis, d.Commit, d.Command)
+	p("%s\n\n", deviceSummary(d))
 	p("| round | bin/queue processes | answers from memory | connections | polls/s | answered from memory | Redis main thread | Redis main-thread µs per poll | Redis commands executed per poll | bin/queue cores | bin/queue CPU µs per poll | generator cores | machine cores busy | p50 ms | p99 ms |\n")
 	p("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Runs {
@@ -645,8 +659,42 @@ func renderTier2Device(p func(string, ...any), d *Tier2Device) {
 		if r.MachineBusyCores > 0 {
 			busy = fmt.Sprintf("%.1f", r.MachineBusyCores)
 		}
-		p("| %d | %d | %s | %d | %s | %.1f %% | %.0f %% | %.1f | %.3f | %.1f | %.1f | %.1f | %s | %.1f | %.1f |\n", r.Round, r.Instances, mem, r.Connections,
+		p("| %d | %d | %s | %d | %s | %.1f %% | %.1f %% | %.1f | %.3f | %.1f | %.1f | %.1f | %s | %.1f | %.1f |\n", r.Round, r.Instances, mem, r.Connections,
 			thousands(r.PollsPerSecond), 100*r.FromMemoryShare, 100*r.RedisMainThreadCPU, r.RedisMainThreadMicrosPerPoll, r.RedisCommandsPerPoll,
 			r.QueueCPUCores, r.QueueCPUMicrosPerPoll, r.LoadGeneratorCPUCores, busy, r.P50Ms, r.P99Ms)
 	}
+}
+
+// deviceSummary reads the table: per fleet size, the best polls/s with
+// memory on over the best with it off, and where each hit its bound.
+func deviceSummary(d *Tier2Device) string {
+	type best struct{ off, on, offRedis, onRedis, onBusy float64 }
+	by := map[int]*best{}
+	var sizes []int
+	for _, r := range d.Runs {
+		b := by[r.Instances]
+		if b == nil {
+			b = &best{}
+			by[r.Instances] = b
+			sizes = append(sizes, r.Instances)
+		}
+		if r.FromMemory {
+			b.on, b.onRedis, b.onBusy = max(b.on, r.PollsPerSecond), max(b.onRedis, r.RedisMainThreadCPU), max(b.onBusy, r.MachineBusyCores)
+		} else {
+			b.off, b.offRedis = max(b.off, r.PollsPerSecond), max(b.offRedis, r.RedisMainThreadCPU)
+		}
+	}
+	var parts []string
+	for _, n := range sizes {
+		b := by[n]
+		if b.off == 0 || b.on == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%d bin/queue: %s polls/s with memory off (Redis main thread up to %.1f %%), %s with it on (Redis main thread up to %.1f %%, up to %.1f of %d cores busy), ×%.1f",
+			n, thousands(b.off), 100*b.offRedis, thousands(b.on), 100*b.onRedis, b.onBusy, d.Machine.Cores, b.on/b.off))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Best of the connection counts: " + strings.Join(parts, "; ") + "."
 }
