@@ -75,3 +75,32 @@ func TestWatchedConnSaysWhatIsUnheard(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWatchedConnCaughtUp is what an answer from memory adds: one look
+// at an idle subscription's socket.
+func BenchmarkWatchedConnCaughtUp(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	peer, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer peer.Close()
+	w := watch(conn)
+	defer w.Close()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if !w.caughtUp() {
+				b.Fatal("not caught up")
+			}
+		}
+	})
+}
