@@ -176,11 +176,22 @@ type lineMemo struct {
 	// pushed counts the line changes heard (stale): a read claimed before
 	// the last of them may not have seen it, so it leaves the line stale.
 	pushed, claimPushed uint64 // claimPushed: pushed when the read in flight was claimed
-	// joins are the joins ahead heard since the cursor (Seq above it), kept
+	// joins are the joins ahead heard since the cursor (seq above it), kept
 	// while the line is fresh or a read is in flight: answers count them
-	// until a read's changes include them (apply drops those at or below
-	// the new cursor).
-	joins []LinePush
+	// until a read's changes include them. claims counts the reads
+	// claimed: a read claimed after a join was heard has it in its log if
+	// the join belongs to the count read, so apply keeps only the joins
+	// heard since its read was claimed and numbered above the new cursor
+	// (a join of a count that started again since does not linger).
+	joins  []pendingJoin
+	claims uint64
+}
+
+// pendingJoin is a join ahead heard (LinePush), and the reads claimed when
+// it was.
+type pendingJoin struct {
+	seq, base int64
+	claims    uint64
 }
 
 // cursor is the change count up to which m holds the log.
@@ -260,7 +271,7 @@ func (l *lines) heard(p LinePush, now time.Time) {
 		m.pushed++
 		m.readAt = time.Time{}
 	default:
-		m.joins = append(m.joins, p)
+		m.joins = append(m.joins, pendingJoin{seq: p.Seq, base: p.Base, claims: m.claims})
 	}
 }
 
@@ -322,7 +333,7 @@ func (l *lines) learn(eventID, userID string, snap Snapshot, now time.Time) {
 		// Another epoch: another line, counted from the start again.
 		m.restart(l, snap.LineSeq, snap.Epoch.ID)
 		m.account(l)
-		m.dropJoins()
+		m.joins = nil // heard in the other epoch's line
 	}
 	p := m.places[userID]
 	switch {
@@ -467,7 +478,7 @@ func (l *lines) place(m *lineMemo, userID string, now time.Time, th int64, fixed
 	// Joins heard since the cursor that the visitor's step did not see.
 	ahead := rank
 	for _, j := range m.joins {
-		if j.Seq > p.seq && j.Base < p.base {
+		if j.seq > p.seq && j.base < p.base {
 			ahead++
 		}
 	}
@@ -509,6 +520,7 @@ func (m *lineMemo) claim() (since int64, here uint64, ch chan struct{}, ok bool)
 	}
 	m.reading = make(chan struct{})
 	m.claimPushed = m.pushed
+	m.claims++
 	return m.cursor(), m.here, m.reading, true
 }
 
@@ -623,11 +635,13 @@ func (l *lines) apply(m *lineMemo, since int64, here uint64, st LineState, readA
 	}
 }
 
-// dropJoins drops the pending joins the log up to the cursor holds.
+// dropJoins, as a read claimed as number m.claims is applied, drops the
+// pending joins its log holds (up to the cursor) and those heard before it
+// was claimed (its log holds them, unless they belong to another count).
 func (m *lineMemo) dropJoins() {
 	keep := m.joins[:0]
 	for _, j := range m.joins {
-		if j.Seq > m.cursor() {
+		if j.seq > m.cursor() && j.claims >= m.claims {
 			keep = append(keep, j)
 		}
 	}

@@ -406,3 +406,45 @@ func TestChangeSentButNotYetHeardIsNotMissed(t *testing.T) {
 		})
 	}
 }
+
+// TestPushedJoinsOfALostCountDoNotLinger: joins ahead were heard and
+// counted, then the line's change count is lost (an eviction or a DEL,
+// the epoch stays) and starts again from 1. The joins heard under the old
+// numbers must not be counted again after the read that finds the new
+// count, however far the new count is from reaching their numbers.
+func TestPushedJoinsOfALostCountDoNotLinger(t *testing.T) {
+	t.Parallel()
+	b, ps, other, _ := pushed(t, testenv.Redis(t))
+	if v := b.status(t, "u30"); v.PeopleAhead != 30 || v.PeopleAheadExact {
+		t.Fatalf("u30 before: %+v, want 30 ahead from memory", v)
+	}
+	heard := ps.heard.Load()
+	joinAhead(t, b, other, "late", 30001, 20)
+	waitFor(t, "20 joins heard", func() bool { return ps.heard.Load() >= heard+20 })
+	if v := b.status(t, "u30"); v.PeopleAhead != 50 || v.PeopleAheadExact {
+		t.Fatalf("u30 after 20 joins ahead: %+v, want 50 ahead from memory", v)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: testenv.Redis(t)})
+	defer rdb.Close()
+	keys, err := rdb.Keys(b.ctx, "*{"+b.ev+"}:line").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("the line key: %v, %v", keys, err)
+	}
+	tag := keys[0][:len(keys[0])-len(":line")]
+	if n, err := rdb.Del(b.ctx, tag+":line", tag+":changes").Result(); err != nil || n != 2 {
+		t.Fatalf("DEL the log = %d, %v", n, err)
+	}
+	// A join at the tail starts the new count (change 1).
+	if _, err := other.Check(b.ctx, b.ev, queue.Identity{UserID: "tail", Position: 100_000, Pass: true}); err != nil {
+		t.Fatal(err)
+	}
+	for step := range 3 {
+		b.clk.Advance(queue.SnapshotInterval + time.Millisecond)
+		if v := b.status(t, "u30"); v.PeopleAhead != 50 {
+			t.Fatalf("u30, read %d after the count was lost: %+v, want 50 ahead", step+1, v)
+		}
+	}
+	if v := b.status(t, "u30"); v.PeopleAhead != 50 || v.PeopleAheadExact {
+		t.Fatalf("u30 at last: %+v, want 50 ahead from memory", v)
+	}
+}
