@@ -120,7 +120,7 @@ type lines struct {
 const (
 	caughtUpYields = 3
 	caughtUpNap    = 100 * time.Microsecond
-	caughtUpWait   = 2 * time.Millisecond
+	caughtUpWait   = 5 * time.Millisecond
 )
 
 // heardAll says that every line change the store has sent was heard, or
