@@ -35,9 +35,18 @@ export async function freePort() {
 }
 
 let built;
-/** buildVWR compiles cmd/vwr once per test process into a temp dir. */
+/**
+ * buildVWR compiles cmd/vwr once per test process into a temp dir, or takes
+ * the binary VWR_E2E_BIN names (`make e2e` builds it once for every file it
+ * runs side by side, instead of one link per file).
+ */
 export function buildVWR() {
   built ??= (async () => {
+    if (process.env.VWR_E2E_BIN) {
+      const bin = path.resolve(process.env.VWR_E2E_BIN);
+      if (!existsSync(bin)) throw new Error(`VWR_E2E_BIN=${bin} does not exist: run the tests through \`make e2e\`, which builds it`);
+      return { bin, dir: path.dirname(bin) };
+    }
     const dir = await mkdtemp(path.join(tmpdir(), 'vwr-e2e-'));
     const bin = path.join(dir, 'vwr');
     await run('go', ['build', '-o', bin, './cmd/vwr'], { cwd: ROOT, env: { ...process.env, GOFLAGS: '-mod=readonly' } });

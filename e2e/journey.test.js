@@ -24,6 +24,10 @@ before(async () => {
 });
 
 after(async () => {
+  // A test that failed before its unblock leaves a blocker renewing: stop
+  // them all, or the timers keep this file's process (and node --test) alive.
+  for (const id of renewals.values()) clearInterval(id);
+  renewals.clear();
   await browser?.close();
   await vwr?.stop();
 });
