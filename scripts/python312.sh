@@ -5,7 +5,8 @@
 # only 3.11, and only Debian's archive and PyPI are reachable) into
 # VWR_PYTHON_HOME (default ~/.cache/vwr/python3.13), where later clones
 # find it. Building needs root for apt-get (the deb-src entry, the build
-# dependencies) and takes two to four minutes on two cores.
+# dependencies) and takes two to four minutes on two cores (longer beside
+# make test's other lanes: it runs niced).
 set -euo pipefail
 
 usable() { "$1" -c 'import sys, venv, ensurepip, ssl, sqlite3, ctypes; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; }
@@ -32,18 +33,28 @@ if [ ! -f "$src" ]; then
   printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' > "$src"
 fi
 deps="build-essential dpkg-dev libssl-dev zlib1g-dev libffi-dev libsqlite3-dev libbz2-dev liblzma-dev uuid-dev libreadline-dev libncurses-dev libexpat1-dev"
-apt-get update -qq >&2
-missing=""
-for d in $deps; do dpkg -s "$d" >/dev/null 2>&1 || missing="$missing $d"; done
-if [ -n "$missing" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && apt-get source --download-only -qq python3.13 >&2)
+(
+  # make testenv-apt may be installing beside this build (make test's lanes):
+  # one apt-get at a time.
+  lock=${APT_LOCK:-$HOME/.cache/vwr/apt.lock}
+  mkdir -p "$(dirname "$lock")"
+  exec 8>"$lock"
+  flock 8
+  apt-get update -qq >&2
+  missing=""
+  for d in $deps; do dpkg -s "$d" >/dev/null 2>&1 || missing="$missing $d"; done
+  if [ -n "$missing" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null; fi
+  cd "$work" && apt-get source --download-only -qq python3.13 >&2
+)
 tarball=$(ls "$work"/python3.13_*.orig.tar.xz | head -1)
 tar -xJf "$tarball" -C "$work"
 cd "$work"/Python-3.13*/
 ./configure --prefix="$home" --disable-test-modules >"$work/configure.log" 2>&1 || { tail -20 "$work/configure.log" >&2; exit 1; }
-make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
+# Niced: inside make test the tests beside it come first (nothing waits
+# for this build until test-localstack, the last step of its lane).
+nice -n 10 make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
 make install >"$work/install.log" 2>&1 || { tail -20 "$work/install.log" >&2; exit 1; }
 usable "$home/bin/python3.13" || { echo "python312: the build in $home lacks venv, ssl, sqlite3 or ctypes" >&2; exit 1; }
 echo "$home/bin/python3.13"

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# make test's runner: make targets in lanes side by side, each lane's
+# targets in order. Usage: scripts/test-lanes.sh 'lane: target target…' …
+#
+# Every line a lane prints goes to the terminal prefixed with its name, and
+# unprefixed to test-output/lanes/<lane>.log. Each target's time is printed
+# as it ends. A failed target ends its lane; the other lanes run on, so one
+# run shows every failure. The summary gives each lane's result and time;
+# the exit status is 1 when any lane failed, after the failed lanes' last
+# lines, so a failure is at the end of the output whatever ran beside it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+make=${MAKE:-make}
+logs=test-output/lanes
+rm -rf "$logs" && mkdir -p "$logs"
+
+names=()
+width=0
+for spec in "$@"; do
+  name=${spec%%:*}
+  names+=("$name")
+  ((${#name} > width)) && width=${#name}
+done
+
+# lane runs its targets in order and leaves its status and time in files.
+lane() {
+  local name=$1 start=$SECONDS t0 target
+  shift
+  for target in "$@"; do
+    t0=$SECONDS
+    if ! $make --no-print-directory "$target"; then
+      echo "FAILED: make $target ($((SECONDS - t0)) s)"
+      echo "make $target" >"$logs/$name.failed"
+      echo $((SECONDS - start)) >"$logs/$name.seconds"
+      return 1
+    fi
+    echo "done: make $target ($((SECONDS - t0)) s)"
+  done
+  echo $((SECONDS - start)) >"$logs/$name.seconds"
+}
+
+pids=()
+for spec in "$@"; do
+  name=${spec%%:*}
+  prefix=$(printf "%-${width}s | " "$name")
+  # shellcheck disable=SC2086 # the targets are words
+  (lane "$name" ${spec#*:} 2>&1 | tee "$logs/$name.log" | sed -u "s/^/$prefix/") &
+  pids+=($!)
+done
+
+for p in "${pids[@]}"; do wait "$p"; done
+
+failed=()
+echo "make test lanes:"
+for name in "${names[@]}"; do
+  secs=$(cat "$logs/$name.seconds" 2>/dev/null || echo "?")
+  if [ -f "$logs/$name.failed" ]; then
+    failed+=("$name")
+    printf "  %-${width}s FAILED at %s after %s s (log: %s)\n" "$name" "$(cat "$logs/$name.failed")" "$secs" "$logs/$name.log"
+  elif [ "$secs" = "?" ]; then
+    failed+=("$name")
+    printf "  %-${width}s did not finish (log: %s)\n" "$name" "$logs/$name.log"
+  else
+    printf "  %-${width}s ok in %s s\n" "$name" "$secs"
+  fi
+done
+for name in "${failed[@]}"; do
+  echo
+  echo "=== lane $name, last 60 lines ($logs/$name.log) ==="
+  tail -n 60 "$logs/$name.log"
+done
+[ ${#failed[@]} -eq 0 ]
