@@ -10,7 +10,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv testenv-apt testenv-venv gotest gotest-race build lambdas validate lint bench bench-scale bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy testenv-localstack test-localstack
+.PHONY: help run test testenv testenv-apt testenv-venv gotest gotest-race gotest-rest build lambdas validate lint bench bench-scale bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy testenv-localstack test-localstack
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -19,18 +19,20 @@ run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080;
 	$(GO) run ./cmd/vwr local -demo -addr 127.0.0.1:$(PORT)
 
 # make test runs its phases in lanes side by side (scripts/test-lanes.sh):
-# most of the suite waits (on intervals, emulators, browsers), so on two
-# cores the lanes together take about as long as the longest, not the sum.
-# Each lane's lines are prefixed with its name and kept in
+# much of the suite waits (on intervals, emulators, browsers), so on two
+# cores lanes overlap one phase's waits with another's work. The browser
+# tests and the AWS suites, whose waits have deadlines, start once the race
+# detector's packages (the heaviest CPU) are done; meanwhile the static
+# checks run. Each lane's lines are prefixed with its name and kept in
 # test-output/lanes/<lane>.log; any failure fails make test, and the summary
-# names it. Each phase installs what it needs first (the installs take locks,
-# so lanes never install the same thing at once); LocalStack's Python, built
-# once per machine when there is none (minutes), is built in the aws lane
-# while the others test.
-TEST_LANES := 'aws: test-localstack' \
-	'go: gotest' \
-	'e2e: e2e' \
-	'static: lint validate lambdas sam-build synth infra-test edge-test'
+# names it. Each phase installs what it needs first (the installs take
+# locks, so lanes never install the same thing at once); LocalStack's
+# Python, built once per machine when there is none (minutes), is built
+# first in the aws lane while the others test.
+TEST_LANES := 'go: gotest-race gotest-rest' \
+	'static: lint validate lambdas sam-build synth infra-test edge-test' \
+	'e2e: @go:gotest-race e2e' \
+	'aws: testenv-localstack @go:gotest-race test-localstack'
 
 test: ## install test backends, then run every test (lanes side by side; test-output/lanes/)
 	+@scripts/test-lanes.sh $(TEST_LANES)
@@ -53,7 +55,7 @@ RACE_PKGS := ./services/queue/... ./internal/notify/ ./internal/tier1/ ./interna
 # goroutine (they run no background jobs), and the 5,000-ticket scheduled
 # sale on miniredis and on the Cluster repeats the case that runs under
 # -race on redis-server (the store's Go code is the same). gotest-race skips
-# exactly these and gotest runs exactly these, without -race: each test
+# exactly these and gotest-rest runs exactly these, without -race: each test
 # still runs once. A renamed test matches neither and so runs under -race.
 RACE_SLOW_PKGS := ./services/queue/app/ ./internal/tier1/redisstore/
 RACE_SLOW      := ^TestSelfHealMidSale$$|^TestConformance(Miniredis|RedisCluster)$$/^Sale$$/^scheduled_sale
@@ -64,7 +66,9 @@ RACE_SLOW      := ^TestSelfHealMidSale$$|^TestConformance(Miniredis|RedisCluster
 WAIT_PKGS     := ./internal/tier1/dynamostore/
 WAIT_PARALLEL := 8
 
-gotest: testenv-apt testenv-venv gotest-race ## run the Go tests: RACE_PKGS under -race (gotest-race), then the rest without
+gotest: gotest-race gotest-rest ## run the Go tests: RACE_PKGS under -race (gotest-race), then the rest without (gotest-rest)
+
+gotest-rest: testenv-apt testenv-venv
 	@pkgs=$$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS) $(WAIT_PKGS))) && \
 	echo "$(GO) test -count=1 -timeout 20m <all but RACE_PKGS and WAIT_PKGS>" && \
 	$(GO) test -count=1 -timeout 20m $$pkgs

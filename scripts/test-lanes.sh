@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make test's runner: make targets in lanes side by side, each lane's
 # targets in order. Usage: scripts/test-lanes.sh 'lane: target target…' …
+# A step @other:target waits until lane other has finished that target
+# (passed or failed), to keep two phases from running at the same time.
 #
 # Every line a lane prints goes to the terminal prefixed with its name, and
 # unprefixed to test-output/lanes/<lane>.log. Each target's time is printed
@@ -28,6 +30,14 @@ lane() {
   shift
   for target in "$@"; do
     t0=$SECONDS
+    if [[ $target == @*:* ]]; then
+      local other=${target%%:*} step=${target#*:}
+      other=${other#@}
+      echo "waiting for lane $other to finish make $step"
+      until [ -f "$logs/$other.$step.over" ] || [ -f "$logs/$other.seconds" ]; do sleep 1; done
+      echo "lane $other is past make $step: on ($((SECONDS - t0)) s)"
+      continue
+    fi
     if ! $make --no-print-directory "$target"; then
       echo "FAILED: make $target ($((SECONDS - t0)) s)"
       echo "make $target" >"$logs/$name.failed"
@@ -35,6 +45,7 @@ lane() {
       return 1
     fi
     echo "done: make $target ($((SECONDS - t0)) s)"
+    touch "$logs/$name.$target.over"
   done
   echo $((SECONDS - start)) >"$logs/$name.seconds"
 }
