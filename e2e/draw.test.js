@@ -22,9 +22,11 @@ let vwr;
 let browser;
 
 before(async () => {
-  // Opens 12 s after start; the draw's round comes 6–9 s later (close
-  // grace 5 s + margin 1 s).
-  vwr = await startVWR({ flags: ['-demo-opens', '12s', '-tier1-tick', '1s', '-demo-crowd', '0'], env: { VWR_DRAW_MARGIN: '1s' } });
+  // Opens 40 s after start; the draw's round comes 6–9 s later (close
+  // grace 5 s + margin 1 s). The pre-queue must outlast the checks of the
+  // page, a second visitor in Korean and axe before the close, which a busy
+  // machine (other test files beside this one) took more than 12 s for.
+  vwr = await startVWR({ flags: ['-demo-opens', '40s', '-tier1-tick', '1s', '-demo-crowd', '0'], env: { VWR_DRAW_MARGIN: '1s' } });
   // Paused: the draw still happens, but nobody is admitted and sent away,
   // so the page stays to be verified.
   const r = await api(vwr.base, 'POST', '/vwr-api/vwr/admin/pause/demo', { token: TIER1_ADMIN });

@@ -272,7 +272,9 @@ test('20 browsers: Tier 1 positions and Tier 2 admission order agree, reloads ke
     const ctx = await browser.newContext({ viewport: { width: 390, height: 700 } });
     pages.push(await ctx.newPage());
   }
-  await Promise.all(pages.map((p) => p.goto(`${vwr.base}/events/${event}`)));
+  // Twenty pages load at once: more than the 30 s default navigation
+  // timeout on a busy machine; the test is about order, not speed.
+  await Promise.all(pages.map((p) => p.goto(`${vwr.base}/events/${event}`, { timeout: 120000 })));
   await Promise.all(pages.map((p) => waitStage(p, 'waiting', 60000)));
   const tier1Pos = await Promise.all(pages.map(position));
   assert.equal(new Set(tier1Pos).size, n, `distinct Tier 1 positions: ${tier1Pos}`);
