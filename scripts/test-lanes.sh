@@ -2,7 +2,9 @@
 # make test's runner: make targets in lanes side by side, each lane's
 # targets in order. Usage: scripts/test-lanes.sh 'lane: target target…' …
 # A step @other:target waits until lane other has finished that target
-# (passed or failed), to keep two phases from running at the same time.
+# (passed or failed), to keep two phases from running at the same time; a
+# step nice runs the lane's later targets niced (work that has no deadline
+# then takes the CPU the other lanes leave).
 #
 # Every line a lane prints goes to the terminal prefixed with its name, and
 # unprefixed to test-output/lanes/<lane>.log. Each target's time is printed
@@ -26,10 +28,14 @@ done
 
 # lane runs its targets in order and leaves its status and time in files.
 lane() {
-  local name=$1 start=$SECONDS t0 target
+  local name=$1 start=$SECONDS t0 target run=$make
   shift
   for target in "$@"; do
     t0=$SECONDS
+    if [ "$target" = nice ]; then
+      run="nice -n 10 $make"
+      continue
+    fi
     if [[ $target == @*:* ]]; then
       local other=${target%%:*} step=${target#*:}
       other=${other#@}
@@ -38,7 +44,7 @@ lane() {
       echo "lane $other is past make $step: on ($((SECONDS - t0)) s)"
       continue
     fi
-    if ! $make --no-print-directory "$target"; then
+    if ! $run --no-print-directory "$target"; then
       echo "FAILED: make $target ($((SECONDS - t0)) s)"
       echo "make $target" >"$logs/$name.failed"
       echo $((SECONDS - start)) >"$logs/$name.seconds"
