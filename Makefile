@@ -10,7 +10,7 @@ LAMBDAS   := $(notdir $(wildcard lambdas/*))
 APT_PKGS  := redis-server redis-tools chromium fonts-nanum
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: help run test testenv testenv-apt testenv-venv gotest gotest-race gotest-rest build lambdas validate lint bench bench-scale bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy testenv-localstack test-localstack
+.PHONY: help run test testenv testenv-apt testenv-venv gotest gotest-race gotest-rest gotest-wait build lambdas validate lint bench bench-scale bench-draw clean e2e screenshots test-aws sam-build synth infra-test edge-test deploy deploy-preflight destroy testenv-localstack test-localstack
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -23,14 +23,15 @@ run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080;
 # cores lanes overlap one phase's waits with another's work. The browser
 # tests and the AWS suites, whose waits have deadlines, start once the race
 # detector's packages (the heaviest CPU) are done; meanwhile the static
-# checks run, niced (they have no deadline). Each lane's lines are prefixed with its name and kept in
+# checks and then the Tier 1 DynamoDB store's tests run, niced (they have
+# no deadline to miss). Each lane's lines are prefixed with its name and kept in
 # test-output/lanes/<lane>.log; any failure fails make test, and the summary
 # names it. Each phase installs what it needs first (the installs take
 # locks, so lanes never install the same thing at once); LocalStack's
 # Python, built once per machine when there is none (minutes), is built
 # first in the aws lane while the others test.
 TEST_LANES := 'go: gotest-race gotest-rest' \
-	'static: nice lint validate lambdas sam-build synth infra-test edge-test' \
+	'static: nice lint validate lambdas sam-build synth infra-test edge-test gotest-wait' \
 	'e2e: @go:gotest-race e2e' \
 	'aws: testenv-localstack @go:gotest-race test-localstack'
 
@@ -66,14 +67,16 @@ RACE_SLOW      := ^TestSelfHealMidSale$$|^TestConformance(Miniredis|RedisCluster
 WAIT_PKGS     := ./internal/tier1/dynamostore/
 WAIT_PARALLEL := 8
 
-gotest: gotest-race gotest-rest ## run the Go tests: RACE_PKGS under -race (gotest-race), then the rest without (gotest-rest)
+gotest: gotest-race gotest-rest gotest-wait ## run the Go tests: RACE_PKGS under -race (gotest-race), the rest without (gotest-rest, gotest-wait)
 
 gotest-rest: testenv-apt testenv-venv
 	@pkgs=$$($(GO) list ./... | grep -vxF -f <($(GO) list $(RACE_PKGS) $(WAIT_PKGS))) && \
 	echo "$(GO) test -count=1 -timeout 20m <all but RACE_PKGS and WAIT_PKGS>" && \
 	$(GO) test -count=1 -timeout 20m $$pkgs
-	$(GO) test -count=1 -timeout 20m -parallel $(WAIT_PARALLEL) $(WAIT_PKGS)
 	$(GO) test -count=1 -timeout 20m -run '$(RACE_SLOW)' $(RACE_SLOW_PKGS)
+
+gotest-wait: testenv-apt testenv-venv
+	$(GO) test -count=1 -timeout 20m -parallel $(WAIT_PARALLEL) $(WAIT_PKGS)
 
 gotest-race: testenv-apt testenv-venv ## run the concurrency-heavy packages (RACE_PKGS) under the race detector
 	$(GO) test -race -count=1 -timeout 20m -skip '$(RACE_SLOW)' $(RACE_PKGS)
