@@ -53,7 +53,12 @@ func motoPublisher(t *testing.T) (*sqs.Client, string, *notify.Publisher) {
 	t.Helper()
 	c := sqsClient(t, testenv.Moto(t))
 	url := awstest.FIFOQueue(t, c, testenv.UniqueID(t)+"-admitted.fifo", map[string]string{"VisibilityTimeout": "300"})
-	p, err := notify.New(enabled(url), c, notify.Options{})
+	// Every send to moto is meant to succeed: a send timeout of 10 s (2 s in
+	// enabled) keeps a starved moto (make test's lanes, -race) from turning
+	// slow answers into counted failures.
+	cfg := enabled(url)
+	cfg.SendTimeout = envconf.Millis(10 * time.Second)
+	p, err := notify.New(cfg, c, notify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
