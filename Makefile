@@ -23,15 +23,16 @@ run: ## run the whole stack locally on embedded defaults (http://127.0.0.1:8080;
 # cores lanes overlap one phase's waits with another's work. The browser
 # tests and the AWS suites, whose waits have deadlines, start once the race
 # detector's packages (the heaviest CPU) are done; meanwhile the static
-# checks and then the Tier 1 DynamoDB store's tests run, niced (they have
-# no deadline to miss). Each lane's lines are prefixed with its name and kept in
+# checks and, in a lane of their own, the Tier 1 DynamoDB store's tests run,
+# niced (they have no deadline to miss). Each lane's lines are prefixed with its name and kept in
 # test-output/lanes/<lane>.log; any failure fails make test, and the summary
 # names it. Each phase installs what it needs first (the installs take
 # locks, so lanes never install the same thing at once); LocalStack's
 # Python, built once per machine when there is none (minutes), is built
 # first in the aws lane while the others test.
 TEST_LANES := 'go: gotest-race gotest-rest' \
-	'static: nice lint validate lambdas sam-build synth infra-test edge-test gotest-wait' \
+	'static: nice lint validate lambdas sam-build synth infra-test edge-test' \
+	'moto: nice gotest-wait' \
 	'e2e: @go:gotest-race e2e' \
 	'aws: testenv-localstack @go:gotest-race test-localstack'
 
