@@ -130,6 +130,9 @@ $(E2E_STAMP): e2e/package-lock.json
 
 testenv: $(E2E_STAMP)
 
+# docs' TestGateExamplesAgreeWithVWR runs the gate examples on e2e's jose.
+gotest-rest: $(E2E_STAMP)
+
 # The browser test files run E2E_JOBS at a time (each starts its own vwr
 # local and Chromium; they mostly wait on pages' poll intervals), on one
 # vwr binary built here instead of one per file.
