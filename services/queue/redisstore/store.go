@@ -298,8 +298,10 @@ func (s *Store) LineChanges(ctx context.Context, ready func(caughtUp func() bool
 		return wrap("line changes", "", err)
 	}
 	var caughtUp func() bool
-	if w := last.Load(); last != nil && w != nil {
-		caughtUp = func() bool { return last.Load() == w && w.caughtUp() }
+	if last != nil { // nil: a client whose socket is not watched
+		if w := last.Load(); w != nil {
+			caughtUp = func() bool { return last.Load() == w && w.caughtUp() }
+		}
 	}
 	ready(caughtUp)
 	for {
