@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,14 +56,7 @@ func BenchmarkTier2Device(b *testing.B) {
 		b.Fatal("-bench.device-queue names the bin/queue binary (scripts/device-tier2.sh builds it)")
 	}
 	root := testenv.RepoRoot(b)
-	old, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(old, &res); err != nil {
-		b.Fatal(err)
-	}
+	res := readResults(b, root)
 	measureTier2Device(b, root, func(d Tier2Device) {
 		// After every run, so that a run cut short keeps what it measured.
 		res.Tier2Device = &d

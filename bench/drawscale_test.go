@@ -51,14 +51,7 @@ func BenchmarkDrawScale(b *testing.B) {
 		b.Skip("run with -benchtime 1x")
 	}
 	root := testenv.RepoRoot(b)
-	raw, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(raw, &res); err != nil {
-		b.Fatal(err)
-	}
+	res := readResults(b, root)
 	res.DrawScale = measureDrawScale(b, root)
 	writeResults(b, root, res)
 }

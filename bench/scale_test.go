@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -58,14 +57,7 @@ func BenchmarkTier2Scale(b *testing.B) {
 		b.Skip("run with -benchtime 1x")
 	}
 	root := testenv.RepoRoot(b)
-	old, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(old, &res); err != nil {
-		b.Fatal(err)
-	}
+	res := readResults(b, root)
 	m := measureTier2Scale(b, root)
 	switch {
 	case *benchBefore:
@@ -82,15 +74,7 @@ func BenchmarkTier2Scale(b *testing.B) {
 // later run measures again.
 func keptTier2Before(tb testing.TB, root string) *Tier2Scale {
 	tb.Helper()
-	old, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var r Results
-	if err := json.Unmarshal(old, &r); err != nil {
-		tb.Fatal(err)
-	}
-	return r.Tier2Scale.Before
+	return readResults(tb, root).Tier2Scale.Before
 }
 
 // measureTier2Scale is BenchmarkTier2Scale's measurement.

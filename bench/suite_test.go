@@ -327,6 +327,21 @@ func summarize(rep loadtest.Report, command, plots string) LoadtestSummary {
 	return l
 }
 
+// readResults reads bench/results.json, which a benchmark that measures
+// only some figures keeps the others of.
+func readResults(tb testing.TB, root string) Results {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
 // writeResults writes bench/results.json and BENCHMARKS.md's generated part.
 func writeResults(b *testing.B, root string, res Results) {
 	out, err := json.MarshalIndent(res, "", "  ")
