@@ -287,13 +287,7 @@ func TestClockSteppedBackDoesNotKeepAReadFresh(t *testing.T) {
 	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u8"}); err != nil || v.PeopleAheadExact {
 		t.Fatalf("u8 before: %+v, %v; want memory's answer", v, err)
 	}
-	if err := b.svc.SetThreshold(b.ctx, b.ev, 100); err != nil {
-		t.Fatal(err)
-	}
-	q := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1, AdmissionBatchSize: 100})
-	if n, err := queue.NewWorker(q, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx); err != nil || n != 10 {
-		t.Fatalf("AdmitOnce = %d, %v; want all 10", n, err)
-	}
+	b.admitElsewhere(t, 100, 10)
 	b.clk.Set(b.clk.Now().Add(-5 * time.Second))
 	if v, err := b.svc.Status(b.ctx, b.ev, queue.Identity{UserID: "u8"}); err != nil || v.Status != queue.StatusActive {
 		t.Fatalf("u8, let in, with the clock 5 s back: %+v, %v; want active", v, err)

@@ -294,13 +294,7 @@ func TestNearTheHeadIsAnsweredFromMemoryWhilePushesAreHeard(t *testing.T) {
 			t.Fatalf("u%02d, %d from the head: %+v, want an answer from memory", i, i, v)
 		}
 	}
-	if err := b.svc.SetThreshold(b.ctx, b.ev, 11); err != nil {
-		t.Fatal(err)
-	}
-	q := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1, AdmissionBatchSize: 100})
-	if n, err := queue.NewWorker(q, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx); err != nil || n != 10 {
-		t.Fatalf("the other instance's pass = %d, %v; want 10 let in", n, err)
-	}
+	b.admitElsewhere(t, 11, 10)
 	for i := range 10 {
 		uid := fmt.Sprintf("u%02d", i)
 		waitFor(t, uid+" hears active", func() bool {
@@ -328,13 +322,7 @@ func TestSilentlyDeadSubscriptionKeepsQueuedWithinOneInterval(t *testing.T) {
 	if v := b.status(t, "u00"); v.PeopleAhead != 0 || v.PeopleAheadExact {
 		t.Fatalf("u00 at the head: %+v, want an answer from memory", v)
 	}
-	if err := b.svc.SetThreshold(b.ctx, b.ev, 100); err != nil {
-		t.Fatal(err)
-	}
-	q := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1, AdmissionBatchSize: 100})
-	if n, err := queue.NewWorker(q, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx); err != nil || n != 40 {
-		t.Fatalf("AdmitOnce = %d, %v; want all 40", n, err)
-	}
+	b.admitElsewhere(t, 100, 40)
 	admittedAt := b.clk.Now()
 	queued := 0
 	for step := time.Duration(0); step <= 2*queue.SnapshotInterval; step += 25 * time.Millisecond {
@@ -374,13 +362,7 @@ func TestChangeSentButNotYetHeardIsNotMissed(t *testing.T) {
 		want   int64
 	}{
 		{"an admission of 10 elsewhere", func() {
-			if err := b.svc.SetThreshold(b.ctx, b.ev, 11); err != nil {
-				t.Fatal(err)
-			}
-			q := queue.New(b.store, b.keys, b.clk, nil, queue.Config{Threshold: 1, AdmissionBatchSize: 100})
-			if n, err := queue.NewWorker(q, queue.WorkerConfig{}, nil).AdmitOnce(b.ctx); err != nil || n != 10 {
-				t.Fatalf("the other instance's pass = %d, %v; want 10 let in", n, err)
-			}
+			b.admitElsewhere(t, 11, 10)
 		}, 20},
 		{"a join ahead elsewhere", func() {
 			if _, err := other.Check(b.ctx, b.ev, queue.Identity{UserID: "late", Position: 30001, Pass: true}); err != nil {
