@@ -153,13 +153,43 @@ export function stage(page) {
   return page.evaluate(() => document.body?.dataset.stage || '');
 }
 
+const journals = new WeakMap();
+
+/**
+ * journal keeps a page's script errors, failed requests, refused answers
+ * and console errors, so that a waitStage timeout can say why the page did
+ * not get there.
+ */
+export function journal(page) {
+  const lines = [];
+  const note = (line) => lines.push(`${new Date().toISOString().slice(11, 23)} ${line}`.slice(0, 300));
+  page.on('pageerror', (e) => note(`pageerror ${e.message}`));
+  page.on('requestfailed', (r) => note(`requestfailed ${r.method()} ${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => { if (r.status() >= 400) note(`${r.status()} ${r.request().method()} ${r.url()}`); });
+  page.on('console', (m) => { if (m.type() === 'error') note(`console ${m.text()}`); });
+  journals.set(page, lines);
+  return lines;
+}
+
 /** waitStage waits until the page shows one of the given stages. */
 export async function waitStage(page, stages, timeout = 30000) {
   const want = [].concat(stages);
-  return waitFor(async () => {
-    const s = await stage(page).catch(() => '');
-    return want.includes(s) ? s : '';
-  }, { timeout, what: `stage ${want.join('|')} at ${page.url()}` });
+  try {
+    return await waitFor(async () => {
+      const s = await stage(page).catch(() => '');
+      return want.includes(s) ? s : '';
+    }, { timeout, what: `stage ${want.join('|')} at ${page.url()}` });
+  } catch (err) {
+    // Say what the page showed instead: a timeout alone does not tell a
+    // page stuck retrying from one that never ran.
+    const shown = await page.evaluate(() => ({
+      stage: document.body?.dataset.stage, status: document.getElementById('status')?.textContent,
+    })).catch((e) => ({ unreadable: String(e) }));
+    err.message += `; the page showed ${JSON.stringify(shown)}`;
+    const j = journals.get(page);
+    if (j) err.message += `; its journal: ${JSON.stringify(j.slice(-20))}`;
+    throw err;
+  }
 }
 
 /** screenshot saves test-output/screenshots/<name>-<viewport>.png. */

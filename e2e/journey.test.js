@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  QUEUE_ADMIN, TIER1_ADMIN, VIEWPORTS, api, axe, cookie, launchChromium, screenshot, startVWR,
+  QUEUE_ADMIN, TIER1_ADMIN, VIEWPORTS, api, axe, cookie, journal, launchChromium, screenshot, startVWR,
   waitFor, waitStage,
 } from './harness.js';
 
@@ -148,6 +148,7 @@ for (const [kind, viewport] of Object.entries(VIEWPORTS)) {
     // bypassCSP lets the test inject axe-core; the pages themselves run under their strict CSP.
     const ctx = await browser.newContext({ viewport, locale: 'en-US', bypassCSP: true });
     const page = await ctx.newPage();
+    journal(page);
     try {
       await walk({ ctx, page, event, blocker, passes });
     } finally {

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { ROOT, TIER1_ADMIN, api, axe, launchChromium, startVWR, waitFor, waitStage } from './harness.js';
+import { ROOT, TIER1_ADMIN, api, axe, journal, launchChromium, startVWR, waitFor, waitStage } from './harness.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../internal/altcha/testdata/vectors.json', import.meta.url), 'utf8'));
 
@@ -42,6 +42,7 @@ async function powEvent(pow) {
 async function page(opts = {}) {
   const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
   const p = await ctx.newPage();
+  journal(p);
   await p.addInitScript(() => {
     globalThis.__seen = [];
     const note = () => {

@@ -6,7 +6,7 @@
 // test is what catches that.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { VIEWPORTS, axe, cookie, launchChromium, screenshot, startVWR, waitFor, waitStage } from './harness.js';
+import { VIEWPORTS, axe, cookie, journal, launchChromium, screenshot, startVWR, waitFor, waitStage } from './harness.js';
 
 let vwr;
 let browser;
@@ -69,6 +69,7 @@ test('a scheduled sale, unpaused, through the draw to the seat page on phone and
     const ctx = await browser.newContext({ viewport: v.viewport, locale: v.locale, bypassCSP: true });
     await ctx.addInitScript(recordWalk);
     const page = await ctx.newPage();
+    journal(page);
     await page.goto(`${vwr.base}/events/demo${v.query}`);
     pages.push({ ...v, ctx, page });
   }
