@@ -246,9 +246,10 @@ $(foreach f,$(SAM_FUNCTIONS),$(eval build-$(word 1,$(subst :, ,$(f))): ; $$(LAMB
 sam-build: testenv-venv ## sam build into .aws-sam/ (no Docker: the Makefile builds each function)
 	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam build -t template.yaml
 
-validate: testenv-venv ## check template.yaml: the SAM transform (sam validate), sam validate --lint, cfn-lint
+# sam validate --lint would run the same cfn-lint again (on the same
+# template, from the same .venv): cfn-lint runs once.
+validate: testenv-venv ## check template.yaml: the SAM transform (sam validate), then cfn-lint
 	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam validate -t template.yaml
-	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(VENV)/bin/sam validate --lint -t template.yaml
 	$(VENV)/bin/cfn-lint template.yaml
 
 lint: ## gofmt and go vet

@@ -26,6 +26,12 @@ for spec in "$@"; do
   ((${#name} > width)) && width=${#name}
 done
 
+# cpu_seconds reads `times` (two lines: the shell's, its children's user
+# and system time) and prints the children's total in whole seconds.
+cpu_seconds() {
+  tail -n 1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d\n", t + 0.5 }'
+}
+
 # lane runs its targets in order and leaves its status and time in files.
 lane() {
   local name=$1 start=$SECONDS t0 target run=$make
@@ -44,13 +50,19 @@ lane() {
       echo "lane $other is past make $step: on ($((SECONDS - t0)) s)"
       continue
     fi
-    if ! $run --no-print-directory "$target"; then
-      echo "FAILED: make $target ($((SECONDS - t0)) s)"
+    # The subshell's `times` is the CPU its waited-for descendants used
+    # (make, go test, Chromium, the emulators the tests start): the work
+    # the two cores must fit into, whatever ran beside it.
+    local failed=
+    if ( $run --no-print-directory "$target"; rc=$?; times >"$logs/$name.$target.times"; exit $rc ); then :; else failed=1; fi
+    cpu_seconds <"$logs/$name.$target.times" >"$logs/$name.$target.cpu" && rm -f "$logs/$name.$target.times"
+    if [ -n "$failed" ]; then
+      echo "FAILED: make $target ($((SECONDS - t0)) s, $(cat "$logs/$name.$target.cpu") CPU-s)"
       echo "make $target" >"$logs/$name.failed"
       echo $((SECONDS - start)) >"$logs/$name.seconds"
       return 1
     fi
-    echo "done: make $target ($((SECONDS - t0)) s)"
+    echo "done: make $target ($((SECONDS - t0)) s, $(cat "$logs/$name.$target.cpu") CPU-s)"
     touch "$logs/$name.$target.over"
   done
   echo $((SECONDS - start)) >"$logs/$name.seconds"
@@ -81,6 +93,8 @@ for name in "${names[@]}"; do
     printf "  %-${width}s ok in %s s\n" "$name" "$secs"
   fi
 done
+cpu=$(cat "$logs"/*.cpu 2>/dev/null | awk '{ t += $1 } END { print t + 0 }')
+echo "  CPU used by every lane's targets: $cpu s ($(nproc) cores; $((SECONDS)) s wall)"
 for name in "${failed[@]}"; do
   echo
   echo "=== lane $name, last 60 lines ($logs/$name.log) ==="
