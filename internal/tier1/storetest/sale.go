@@ -21,8 +21,16 @@ import (
 	"github.com/vwr-go/vwr/internal/tier1"
 )
 
-// SaleTickets is the pre-queue size of the sale case.
+// SaleTickets is the pre-queue size of the sale case unless Options set
+// another.
 const SaleTickets = 5000
+
+// minSaleTickets keeps what the sale case's size tests: a published list
+// of more than one chunk (draw.LayoutFor: 1,024 tickets a chunk), so the
+// store writes and serves several chunk blobs and the index, and positions,
+// proofs over the chunk roots and the flipped bytes span them. The chunk
+// arithmetic itself is internal/draw's, tested there in memory.
+const minSaleTickets = 1024 + 1
 
 // Beacon starts a local beacon stand-in on clk, served over HTTP, and
 // returns it with the draw configuration that fetches from it.
@@ -44,12 +52,16 @@ type ticketHolder struct {
 }
 
 // runSale is a whole scheduled sale through the Service: a pre-queue of
-// SaleTickets tickets, the close, a beacon outage, two advancers racing to
-// draw, every position, and the published data verified and tampered with.
-func runSale(t *testing.T, f Factory) {
+// the given number of tickets, the close, a beacon outage, two advancers
+// racing to draw, every position, and the published data verified and
+// tampered with.
+func runSale(t *testing.T, f Factory, tickets int) {
 	runSaleRules(t, f)
 	t.Run("scheduled sale: pre-queue, close, verifiable draw", func(t *testing.T) {
 		t.Parallel()
+		if l := draw.LayoutFor(tickets); tickets < minSaleTickets || tickets%l.ChunkSize == 0 {
+			t.Fatalf("a sale of %d tickets: want at least %d, the last chunk partial", tickets, minSaleTickets)
+		}
 		clk := clock.NewManual(Epoch)
 		store := f(t)
 		if _, ok := store.(tier1.SaleStore); !ok {
@@ -101,15 +113,15 @@ func runSale(t *testing.T, f Factory) {
 			t.Fatalf("pre-queue arrival without a nonce: %v, want ErrNonceRequired", err)
 		}
 
-		// The pre-queue: SaleTickets arrivals from 8 workers, plus replays.
-		holders := make([]ticketHolder, SaleTickets)
+		// The pre-queue: that many arrivals from 8 workers, plus replays.
+		holders := make([]ticketHolder, tickets)
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)
 		for w := range 8 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := w; i < SaleTickets; i += 8 {
+				for i := w; i < tickets; i += 8 {
 					nonce := make([]byte, draw.NonceSize)
 					_, _ = rand.Read(nonce)
 					key := ""
@@ -153,7 +165,7 @@ func runSale(t *testing.T, f Factory) {
 			t.Fatalf("tick at the opening = %+v, %v; want skipped drawing", rs, err)
 		}
 		doc, err := svc.DrawDoc(ctx, event)
-		if err != nil || doc.Status != draw.StatusDrawing || doc.N == nil || *doc.N != SaleTickets || len(doc.Root) != 32 || doc.Beacon != nil {
+		if err != nil || doc.Status != draw.StatusDrawing || doc.N == nil || *doc.N != int64(tickets) || len(doc.Root) != 32 || doc.Beacon != nil {
 			t.Fatalf("draw doc after close = %+v, %v", doc, err)
 		}
 		// The close is published, at the opening, with the margin and the
@@ -171,8 +183,8 @@ func runSale(t *testing.T, f Factory) {
 		}
 		// A late arrival lines up behind all n drawn places.
 		late, err := svc.AssignWithNonce(ctx, event, "", holders[0].nonce)
-		if err != nil || late.Phase != "" || late.Position <= SaleTickets {
-			t.Fatalf("late arrival = %+v, %v; want a position after %d", late, err, SaleTickets)
+		if err != nil || late.Phase != "" || late.Position <= int64(tickets) {
+			t.Fatalf("late arrival = %+v, %v; want a position after %d", late, err, tickets)
 		}
 
 		// The round is out but the beacon is down: the sale waits, in view.
@@ -213,21 +225,21 @@ func runSale(t *testing.T, f Factory) {
 		if err != nil || doc.Status != draw.StatusDrawn || !bytes.Equal(doc.Root, receiptRoot) {
 			t.Fatalf("draw doc = %+v, %v", doc, err)
 		}
-		seen := make([]bool, SaleTickets+1)
+		seen := make([]bool, tickets+1)
 		for _, hd := range holders {
 			p, err := svc.Place(ctx, event, hd.h)
 			if err != nil {
 				t.Fatalf("Place: %v", err)
 			}
-			if p.Position < 1 || p.Position > SaleTickets || seen[p.Position] {
-				t.Fatalf("position %d out of 1…%d or repeated", p.Position, SaleTickets)
+			if p.Position < 1 || int(p.Position) > tickets || seen[p.Position] {
+				t.Fatalf("position %d out of 1…%d or repeated", p.Position, tickets)
 			}
 			seen[p.Position] = true
 			if root, err := draw.RootFromProof(hd.h, p.Proof); err != nil || !bytes.Equal(root[:], doc.MerkleRoot) {
 				t.Fatalf("proof of %x does not reach the Merkle root: %v", hd.h, err)
 			}
 		}
-		for _, i := range []int{0, 1, SaleTickets / 2, SaleTickets - 1} {
+		for _, i := range []int{0, 1, tickets / 2, tickets - 1} {
 			chk, err := svc.Check(ctx, event, holders[i].rid)
 			p, _ := svc.Place(ctx, event, holders[i].h)
 			if err != nil || chk.Phase != tier1.PhaseDrawn || chk.Position != int64(p.Position) || chk.Proof == nil {
