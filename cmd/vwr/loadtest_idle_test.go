@@ -16,7 +16,13 @@ import (
 // 1,000. Tier 2, Tier 1 and the settings store each have a redis-server of
 // their own, so the count is Tier 2's alone. Measured at 35 commands/s on
 // the 2-core development machine at a load average of 11.
+//
+// It runs beside the other parallel tests (go test's -parallel, GOMAXPROCS:
+// one other at a time on 2 cores), none of them a fault rehearsal: nothing
+// it asserts is a deadline short enough for that load to break (the sale
+// has 3 minutes, the idle count only falls when the workers are slowed).
 func TestLoadtestIdleBesideManyEvents(t *testing.T) {
+	t.Parallel()
 	tier2, tier1, settings := testenv.NewOwnRedis(t), testenv.NewOwnRedis(t), testenv.NewOwnRedis(t)
 	dir, stdout := runLoadtestCLI(t, map[string]string{"REDIS_URL": "redis://" + tier2.Addr,
 		"VWR_TIER1_REDIS_URL": "redis://" + tier1.Addr, "VWR_SETTINGS_REDIS_URL": "redis://" + settings.Addr},

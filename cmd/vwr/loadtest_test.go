@@ -47,8 +47,10 @@ func readReport(t *testing.T, dir string) (loadtest.Report, map[string]any) {
 // keys, every documented field, and values that make sense together; the
 // plots are SVG; the summary is printed. Junk events run alongside, so the
 // faults list is exercised too, and every visitor tries to hold one of 100
-// seats on the protected site.
+// seats on the protected site. Nothing it asserts depends on the pace, so
+// it runs beside the other parallel tests.
 func TestLoadtestReportSchema(t *testing.T) {
+	t.Parallel()
 	dir, stdout := runLoadtestCLI(t, map[string]string{},
 		"-visitors", "300", "-rate", "150", "-threshold", "30", "-dwell", "500ms", "-shards", "2", "-seats", "100",
 		"-event", testenv.UniqueID(t), "-fault", "junk-events@1s", "-junk-rate", "20", "-timeout", "3m")
