@@ -65,8 +65,9 @@ RACE_PKGS := ./services/queue/... ./internal/notify/ ./internal/tier1/ ./interna
 # on redis-server and repeat there on an emulator or the Cluster (the
 # store's Go code is the same; miniredis's own concurrency stays under
 # -race in the Tier 2 suite's racing joins): the 5,000-ticket scheduled sale
-# on miniredis and on the Cluster, the Tier 2 suite's two long lines
-# (relog, stale cleanup) and the active-events race on miniredis.
+# on miniredis and on the Cluster (1,100 tickets on redis-server under
+# -race), the Tier 2 suite's two long lines (relog, stale cleanup) and the
+# active-events race on miniredis.
 # gotest-race skips exactly these and gotest-rest runs exactly these,
 # without -race: each test still runs once. A renamed test matches neither
 # and so runs under -race.

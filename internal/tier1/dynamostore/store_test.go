@@ -111,8 +111,9 @@ func openStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
 // published list (the smallest size the case accepts, plus a partial
 // chunk). Each ticket is about three requests that moto answers one at a
 // time in ~10 ms of its CPU, so the Redis stores' 5,000 tickets took ~150 s
-// of moto's CPU here; the Redis stores still run 5,000 on the same domain
-// code, and dynamostore's own code is the same per ticket at any size.
+// of moto's CPU here; miniredis and the Redis Cluster still run 5,000 on
+// the same domain code, and dynamostore's own code is the same per ticket
+// at any size.
 const motoSaleTickets = 1100
 
 func TestConformanceMoto(t *testing.T) {
