@@ -58,21 +58,23 @@ RACE_PKGS := ./services/queue/... ./internal/notify/ ./internal/tier1/ ./interna
 # watch, several times slower under it (minutes of CPU on two cores):
 # TestSelfHealMidSale and TestPeopleAheadFromMemoryStaysWithinBound drive
 # their instances' handlers and passes from one goroutine (they run no
-# background jobs); TestFreedSlotRefilledBesideManyListedEvents lists
+# background jobs); TestEstimateAheadIsExactFromCounters and
+# TestPeopleAheadErrorBound are Tier 1's estimate arithmetic over simulated
+# sales, in one goroutine; TestFreedSlotRefilledBesideManyListedEvents lists
 # 20,000 events to count one pass's round trips (concurrent checks and
 # passes over many events stay under -race in TestConcurrentChecksAndWorkers
 # and TestIdleRememberedEventsCostNoReads). And cases that run under -race
-# on redis-server and repeat there on an emulator or the Cluster (the
-# store's Go code is the same; miniredis's own concurrency stays under
-# -race in the Tier 2 suite's racing joins): the 5,000-ticket scheduled sale
-# on miniredis and on the Cluster (1,100 tickets on redis-server under
-# -race), the Tier 2 suite's two long lines (relog, stale cleanup) and the
+# on redis-server and repeat on an emulator or the Cluster (the store's Go
+# code is the same; miniredis's own concurrency stays under -race in the
+# Tier 2 suite's racing joins): the 5,000-ticket scheduled sale on
+# miniredis and on the Cluster (1,100 tickets on redis-server under -race),
+# the Tier 2 suite's two long lines (relog, stale cleanup) and the
 # active-events race on miniredis.
 # gotest-race skips exactly these and gotest-rest runs exactly these,
 # without -race: each test still runs once. A renamed test matches neither
 # and so runs under -race.
-RACE_SLOW_PKGS := ./services/queue/ ./services/queue/app/ ./services/queue/redisstore/ ./internal/tier1/redisstore/
-RACE_SLOW      := ^TestSelfHealMidSale$$|^TestPeopleAheadFromMemoryStaysWithinBound$$|^TestFreedSlotRefilledBesideManyListedEvents$$|^TestConformance(Miniredis|RedisCluster)$$/^Sale$$/^scheduled_sale|^TestConformance$$/^miniredis$$/^(relog_queues_the_whole_served_record|stale_cleanup_sweeps_a_long_line$$)|^TestActiveEventsInvariantUnderConcurrency$$/^miniredis$$
+RACE_SLOW_PKGS := ./services/queue/ ./services/queue/app/ ./services/queue/redisstore/ ./internal/tier1/ ./internal/tier1/redisstore/
+RACE_SLOW      := ^TestSelfHealMidSale$$|^TestPeopleAheadFromMemoryStaysWithinBound$$|^TestFreedSlotRefilledBesideManyListedEvents$$|^TestEstimateAheadIsExactFromCounters$$|^TestPeopleAheadErrorBound$$|^TestConformance(Miniredis|RedisCluster)$$/^Sale$$/^scheduled_sale|^TestConformance$$/^miniredis$$/^(relog_queues_the_whole_served_record|stale_cleanup_sweeps_a_long_line$$)|^TestActiveEventsInvariantUnderConcurrency$$/^miniredis$$
 
 # Packages whose tests wait on an emulator rather than compute (each Tier 1
 # DynamoDB test's requests go to moto one at a time): more of their
