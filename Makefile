@@ -55,7 +55,7 @@ test: export VWR_AWS_SKIP := ./internal/tier1/dynamostore/
 RACE_PKGS := ./services/queue/... ./internal/notify/ ./internal/tier1/ ./internal/tier1/redisstore/ ./internal/demo/
 
 # Long computations in RACE_PKGS with nothing left for the race detector to
-# watch, several times slower under it (minutes of CPU on two cores):
+# watch, two to three times the CPU under it (minutes of CPU on two cores):
 # TestSelfHealMidSale and TestPeopleAheadFromMemoryStaysWithinBound drive
 # their instances' handlers and passes from one goroutine (they run no
 # background jobs); TestEstimateAheadIsExactFromCounters and
