@@ -47,7 +47,10 @@ func TestBootstrap(t *testing.T) {
 	}
 
 	svc := tier1.New(st.Store, st.Keys, clock.System{}, tier1.Config{Draw: dc})
-	opens := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
+	// The schedule, an enter and the first invoke (moto, a cold bootstrap)
+	// must come before the opening: 2 s ahead was too little at a load
+	// average of 13 (the invoke answered "drawing").
+	opens := time.Now().Add(5 * time.Second).Truncate(time.Second).Add(time.Second)
 	sale, err := svc.Schedule(ctx, ev, opens, time.Time{})
 	if err != nil {
 		t.Fatal(err)
