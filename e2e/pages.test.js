@@ -182,15 +182,28 @@ test('503 shows the busy message and honours Retry-After; network loss says so a
     return r.fulfill(json(201, { requestId: 'r', eventId: 'demo', position: 9, servingCounter: 1, peopleAhead: 7, estimatedWait: 60, nextPoll: 5 }));
   });
   await p.route('**/vwr-api/vwr/status/**', (r) => r.fulfill(json(200, { eventId: 'demo', active: true, servingCounter: 1, maxAssigned: 9, admitRatePerMinute: 0 })));
+  // Every status line the page shows, as it shows it: on a loaded machine
+  // the 3 s can pass between two reads, and the next line replace the one
+  // a read was about to check.
+  await p.addInitScript(() => {
+    globalThis.__lines = [];
+    new MutationObserver(() => {
+      const st = document.getElementById('status');
+      const line = { stage: document.body?.dataset.stage, kind: st?.dataset.kind, text: st?.textContent };
+      const last = globalThis.__lines.at(-1);
+      if (!last || last.stage !== line.stage || last.kind !== line.kind || last.text !== line.text) globalThis.__lines.push(line);
+    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
   await p.goto(`${vwr.base}/vwr/?event=demo`);
-  await waitStage(p, 'retrying');
-  assert.match(await p.getByTestId('status').textContent(), /very busy.*retrying in \d+ s/);
-  assert.equal(await p.getByTestId('status').getAttribute('data-kind'), 'warn');
-  await waitFor(() => assigns >= 2, { timeout: 10000, what: 'second assign' });
-  await waitFor(async () => /cannot reach/.test(await p.getByTestId('status').textContent()), { timeout: 5000, what: 'network message' });
-  assert.ok(times[1] - times[0] >= 2900, `waited ${times[1] - times[0]} ms, Retry-After was 3 s`);
-  await waitStage(p, 'waiting', 15000);
+  await waitStage(p, 'waiting', 30000);
   assert.equal(await p.getByTestId('position').textContent(), '9');
+  assert.equal(assigns, 3);
+  assert.ok(times[1] - times[0] >= 2900, `waited ${times[1] - times[0]} ms, Retry-After was 3 s`);
+  const lines = (await p.evaluate(() => globalThis.__lines)).filter((l) => l.stage === 'retrying');
+  const busy = lines.findIndex((l) => /very busy.*retrying in \d+ s/.test(l.text));
+  const lost = lines.findIndex((l) => /cannot reach/.test(l.text));
+  assert.ok(busy >= 0 && lost > busy, `the busy line, then the network one: ${JSON.stringify(lines)}`);
+  assert.equal(lines[busy].kind, 'warn', 'busy is a warning, not a failure');
   await p.context().close();
 });
 
