@@ -143,7 +143,10 @@ test('pre-queue, sealed list, drawn place, "Verify my place" and the receipt', a
   });
   assert.equal(await verifyOnPage(p), 'no');
   assert.deepEqual(await failed(p), ['sealed']);
-  assert.match(await text(p, 'verify-checks'), /never saw the sealed list before the draw/);
+  // The page keeps polling: a poll between the removal and the check
+  // notes R again, seen now, after the round (at a load of 30 it did).
+  // Either way the close is not proven.
+  assert.match(await text(p, 'verify-checks'), /never saw the sealed list before the draw|saw the sealed list only after the random number came out/);
   await p.evaluate((r) => localStorage.setItem('vwr:receipt:demo', JSON.stringify(r)), rc);
   assert.equal(await verifyOnPage(p), 'yes');
 
