@@ -28,13 +28,20 @@ after(async () => {
 });
 
 let seq = 0;
-/** powEvent activates a fresh event that asks each arrival for pow hashes. */
+/**
+ * powEvent activates a fresh event that asks each arrival for pow hashes,
+ * paused: the advancer's next tick would otherwise let the visitor in and
+ * send the page on to the event (no stage there), which a reload on a busy
+ * machine outlasted once.
+ */
 async function powEvent(pow) {
   seq += 1;
   const ev = `pow-${process.pid}-${seq}`;
   const r = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/activate/${ev}`, { token: TIER1_ADMIN, body: { shards: 1, batchSize: 10, pow } });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.pow, pow);
+  const paused = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/pause/${ev}`, { token: TIER1_ADMIN });
+  assert.equal(paused.status, 200, paused.text);
   return ev;
 }
 
