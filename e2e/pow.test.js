@@ -92,6 +92,9 @@ test('a solution kept from before the operator raised pow is refused as too easy
   const kept = { header: payload(old.body, search(old.body.challenge, old.body.salt, 0, old.body.maxnumber)), expires: expiresAt(old.body.salt) };
   const raised = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/activate/${ev}`, { token: TIER1_ADMIN, body: { shards: 1, batchSize: 10, pow: 20000 } });
   assert.equal(raised.status, 200, raised.text);
+  // Activating again resumes the advancer: paused again, as powEvent leaves it.
+  const paused = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/pause/${ev}`, { token: TIER1_ADMIN });
+  assert.equal(paused.status, 200, paused.text);
   const p = await page();
   await p.addInitScript(([k, v]) => { if (!localStorage.getItem(k)) localStorage.setItem(k, v); }, [`vwr:pow:${ev}`, JSON.stringify(kept)]);
   const answers = [];
