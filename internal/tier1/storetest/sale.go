@@ -25,13 +25,6 @@ import (
 // another.
 const SaleTickets = 5000
 
-// minSaleTickets keeps what the sale case's size tests: a published list
-// of more than one chunk (draw.LayoutFor: 1,024 tickets a chunk), so the
-// store writes and serves several chunk blobs and the index, and positions,
-// proofs over the chunk roots and the flipped bytes span them. The chunk
-// arithmetic itself is internal/draw's, tested there in memory.
-const minSaleTickets = 1024 + 1
-
 // Beacon starts a local beacon stand-in on clk, served over HTTP, and
 // returns it with the draw configuration that fetches from it.
 func Beacon(t testing.TB, clk clock.Clock) (*localbeacon.Beacon, tier1.DrawConfig) {
@@ -59,8 +52,12 @@ func runSale(t *testing.T, f Factory, tickets int) {
 	runSaleRules(t, f)
 	t.Run("scheduled sale: pre-queue, close, verifiable draw", func(t *testing.T) {
 		t.Parallel()
-		if l := draw.LayoutFor(tickets); tickets < minSaleTickets || tickets%l.ChunkSize == 0 {
-			t.Fatalf("a sale of %d tickets: want at least %d, the last chunk partial", tickets, minSaleTickets)
+		// What the size tests: a published list of more than one chunk, the
+		// last partial, so the store writes and serves several chunk blobs
+		// and the index, and positions, proofs over the chunk roots and the
+		// flipped bytes span them. The chunk arithmetic is internal/draw's.
+		if l := draw.LayoutFor(tickets); tickets <= l.ChunkSize || tickets%l.ChunkSize == 0 {
+			t.Fatalf("a sale of %d tickets: want more than one chunk of %d, the last partial", tickets, l.ChunkSize)
 		}
 		clk := clock.NewManual(Epoch)
 		store := f(t)
