@@ -16,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 make=${MAKE:-make}
 logs=test-output/lanes
-rm -rf "$logs" && mkdir -p "$logs"
+rm -rf "$logs" test-output/e2e-flaky.txt && mkdir -p "$logs"
 
 names=()
 width=0
@@ -95,9 +95,31 @@ for name in "${names[@]}"; do
 done
 cpu=$(cat "$logs"/*.cpu 2>/dev/null | awk '{ t += $1 } END { print t + 0 }')
 echo "  CPU used by every lane's targets: $cpu s ($(nproc) cores; $((SECONDS)) s wall)"
+if [ -s test-output/e2e-flaky.txt ]; then
+  echo "  FLAKY browser tests (failed once, passed alone; test-output/e2e-flaky.txt):"
+  grep -E '^[^ ].* \([^ ]+:[0-9]+\)$' test-output/e2e-flaky.txt | sed 's/^/    /'
+fi
 for name in "${failed[@]}"; do
   echo
   echo "=== lane $name, last 60 lines ($logs/$name.log) ==="
   tail -n 60 "$logs/$name.log"
 done
+# Last, what failed in a few lines, for logs read from the end: the
+# browser runner's FAILED TEST lines, go test's failed tests with their
+# first lines of output, a panic, a failed package.
+if [ ${#failed[@]} -gt 0 ]; then
+  echo
+  echo "=== what failed ==="
+  for name in "${failed[@]}"; do
+    awk -v lane="$name" '
+      /^FAILED TEST: / { print lane ": " substr($0, 1, 400); next }
+      /^ *--- FAIL: / { print lane ": " $0; more = 2; next }
+      more > 0 && /^ +[^ ]/ { print lane ":   " substr($0, 1, 300); more--; next }
+      { more = 0 }
+      /^panic: / { print lane ": " substr($0, 1, 300) }
+      /^FAIL\t/ { print lane ": " $0 }
+    ' "$logs/$name.log" | head -n 30
+    echo "$name: $(cat "$logs/$name.failed" 2>/dev/null || echo "did not finish")"
+  done
+fi
 [ ${#failed[@]} -eq 0 ]
