@@ -9,7 +9,7 @@ import {
   waitFor, waitStage,
 } from './harness.js';
 
-// Tier 2 worker pass interval for this server; the leave test measures against it.
+// Tier 2 worker pass interval for this server; the leave test waits ten of them at most.
 const WORKER_MS = 500;
 
 let vwr;
@@ -353,7 +353,7 @@ test('tampered Tier 1 pass goes back to the waiting room; seat API needs a real 
   await ctx.close();
 });
 
-test('Leave queue gives up the place, and a freed slot admits the next person within one worker interval', async () => {
+test('Leave queue gives up the place, and the freed slot admits the next person with nobody acting', async (t) => {
   const event = 'leave';
   await setupEvent(event, 1);
   await tier1('resume', event);
@@ -393,13 +393,13 @@ test('Leave queue gives up the place, and a freed slot admits the next person wi
   const gone = await inPage(a, 'GET', `/api/queue/status/${event}`);
   assert.notEqual(gone.body.status, 'queued', 'a is out of the line');
 
-  // Free the only slot and time b's admission on the server.
+  // Free the only slot: a worker pass admits b with nobody acting. That the
+  // pass after the leave does it is services/queue's check (slotFreedForB,
+  // no clock); a wall-clock bound here measured the machine's load.
   const t0 = Date.now();
   await unblock(event, 'leave-blocker');
-  await waitFor(async () => (await inPage(b, 'GET', `/api/queue/status/${event}`)).body.status === 'active', { timeout: 5000, interval: 25, what: 'b active' });
-  const took = Date.now() - t0;
-  // One interval, plus slack for the two HTTP round trips that measure it on a busy machine.
-  assert.ok(took <= WORKER_MS + 400, `b admitted ${took} ms after the slot freed; worker interval is ${WORKER_MS} ms`);
+  await waitFor(async () => (await inPage(b, 'GET', `/api/queue/status/${event}`)).body.status === 'active', { timeout: 10 * WORKER_MS, interval: 25, what: 'b active' });
+  t.diagnostic(`b active ${Date.now() - t0} ms after the slot freed; worker interval ${WORKER_MS} ms`);
   await waitStage(b, ['seats', 'held'], 10000);
   // Join again: back in the line, with the way to leave again.
   await a.getByRole('button', { name: 'Join the line again' }).click();
