@@ -28,12 +28,24 @@ function run(args) {
     const env = { ...process.env };
     delete env.NODE_TEST_CONTEXT;
     const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    // A runner stopped on its own (a CI timeout, kill) stops its tests too,
+    // or they run on, orphaned, with their servers and browsers.
+    const stop = (sig) => () => {
+      child.kill(sig);
+      process.exit(1);
+    };
+    const onTerm = stop('SIGTERM');
+    const onInt = stop('SIGINT');
+    process.once('SIGTERM', onTerm).once('SIGINT', onInt);
     let text = '';
     child.stdout.on('data', (d) => {
       process.stdout.write(d);
       text += d;
     });
-    child.on('close', (code) => resolve([code ?? 1, text]));
+    child.on('close', (code) => {
+      process.off('SIGTERM', onTerm).off('SIGINT', onInt);
+      resolve([code ?? 1, text]);
+    });
   });
 }
 
