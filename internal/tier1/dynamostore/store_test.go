@@ -107,20 +107,11 @@ func openStore(t testing.TB, cfg dynamostore.Config) *dynamostore.Store {
 	return s
 }
 
-// motoSaleTickets sizes the scheduled sale on moto: two chunks of the
-// published list (the smallest size the case accepts, plus a partial
-// chunk). Each ticket is about three requests that moto answers one at a
-// time in ~10 ms of its CPU, so the Redis stores' 5,000 tickets took ~150 s
-// of moto's CPU here; miniredis and the Redis Cluster still run 5,000 on
-// the same domain code, and dynamostore's own code is the same per ticket
-// at any size.
-const motoSaleTickets = 1100
-
 func TestConformanceMoto(t *testing.T) {
 	storetest.RunWith(t, func(t *testing.T) tier1.Store {
 		t.Helper()
 		return newStore(t, dynamostore.Config{})
-	}, storetest.Options{SaleTickets: motoSaleTickets})
+	}, storetest.Options{SaleTickets: storetest.SmallSaleTickets})
 }
 
 func TestCounterCountsPerItem(t *testing.T) {

@@ -15,17 +15,9 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// raceSaleTickets sizes the scheduled sale on redis-server, the one store
-// whose sale runs under the race detector in make test (gotest-race; on
-// miniredis and the Cluster it runs without, RACE_SLOW): two chunks of the
-// published list, the smallest size the case accepts plus a partial chunk,
-// with the same 8 concurrent arrivers and two racing draws. At 5,000
-// tickets the race detector made it ~58 s of CPU here, two thirds of it
-// in one goroutine after the draw (every place's proof, 300 decodes and
-// verifications of the flipped bundle); the 5,000-ticket sale still runs
-// on miniredis and the Cluster with the same store code.
-const raceSaleTickets = 1100
-
+// TestConformanceRedisServer runs the small sale: it is the one store whose
+// sale runs under the race detector in make test (gotest-race; miniredis and
+// the Cluster run SaleTickets without it, RACE_SLOW).
 func TestConformanceRedisServer(t *testing.T) {
 	t.Parallel()
 	addr := testenv.Redis(t)
@@ -34,7 +26,7 @@ func TestConformanceRedisServer(t *testing.T) {
 		rdb := redis.NewClient(&redis.Options{Addr: addr})
 		t.Cleanup(func() { _ = rdb.Close() })
 		return redisstore.New(rdb, redisstore.WithPrefix(testenv.UniqueID(t)+":"))
-	}, storetest.Options{SaleTickets: raceSaleTickets})
+	}, storetest.Options{SaleTickets: storetest.SmallSaleTickets})
 }
 
 func TestConformanceRedisCluster(t *testing.T) {
