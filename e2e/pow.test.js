@@ -40,9 +40,14 @@ async function powEvent(pow) {
   const r = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/activate/${ev}`, { token: TIER1_ADMIN, body: { shards: 1, batchSize: 10, pow } });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.pow, pow);
-  const paused = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/pause/${ev}`, { token: TIER1_ADMIN });
-  assert.equal(paused.status, 200, paused.text);
+  await pause(ev);
   return ev;
+}
+
+/** pause stops the event's advancer, so nobody is let in mid-test. */
+async function pause(ev) {
+  const r = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/pause/${ev}`, { token: TIER1_ADMIN });
+  assert.equal(r.status, 200, r.text);
 }
 
 /** page opens a phone-sized context that records the page's stages and status lines. */
@@ -93,8 +98,7 @@ test('a solution kept from before the operator raised pow is refused as too easy
   const raised = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/activate/${ev}`, { token: TIER1_ADMIN, body: { shards: 1, batchSize: 10, pow: 20000 } });
   assert.equal(raised.status, 200, raised.text);
   // Activating again resumes the advancer: paused again, as powEvent leaves it.
-  const paused = await api(vwr.base, 'POST', `/vwr-api/vwr/admin/pause/${ev}`, { token: TIER1_ADMIN });
-  assert.equal(paused.status, 200, paused.text);
+  await pause(ev);
   const p = await page();
   await p.addInitScript(([k, v]) => { if (!localStorage.getItem(k)) localStorage.setItem(k, v); }, [`vwr:pow:${ev}`, JSON.stringify(kept)]);
   const answers = [];
