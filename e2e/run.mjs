@@ -12,7 +12,7 @@
 // Usage: node e2e/run.mjs [jobs [dir]]; E2E_FLAKY_FILE moves the flaky list.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MAX_RERUNS = 3;
@@ -79,7 +79,7 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 async function main() {
   const jobs = process.argv[2] || '3';
   mkdirSync(out, { recursive: true });
-  const flakyFile = process.env.E2E_FLAKY_FILE || join(out, 'e2e-flaky.txt');
+  const flakyFile = resolve(root, process.env.E2E_FLAKY_FILE || join(out, 'e2e-flaky.txt'));
   writeFileSync(flakyFile, '');
   const [code, tap] = await run([`--test-concurrency=${jobs}`, process.argv[3] || 'e2e/']);
   if (code === 0) return 0;

@@ -1,9 +1,10 @@
 // make e2e's runner (run.mjs): a test that fails once is run again alone
 // and reported FLAKY; one that fails twice fails the run and is named last.
+// make test's lanes (scripts/test-lanes.sh): a red run ends with what failed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { failures } from './run.mjs';
@@ -61,6 +62,46 @@ test('fine', () => {});`));
     const last = twice.stdout.trimEnd().split('\n').pop();
     assert.match(last, /^FAILED TEST: always \(.*b\.test\.js:4\): /);
     assert.equal(readFileSync(flaky, 'utf8'), '', 'nothing flaky: the once-failing test passed first time');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('test-lanes.sh ends a red run with what failed: go test\'s failed test and its first lines, the browser runner\'s line, each lane\'s target', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vwr-lanes-'));
+  try {
+    // A stand-in make: its last argument is the target.
+    const make = join(dir, 'make');
+    writeFileSync(make, `#!/usr/bin/env bash
+case "\${@: -1}" in
+  gofail) printf -- '=== RUN   TestX\\n--- FAIL: TestX (0.01s)\\n    x_test.go:12: got 1, want 2\\n    x_test.go:13: second\\n    x_test.go:14: third\\nFAIL\\nFAIL\\texample.com/p\\t0.1s\\n'; exit 1 ;;
+  e2efail) echo 'FAILED TEST: the page (e2e/x.test.js:3): boom'; exit 1 ;;
+  flaky) echo 'one (e2e/y.test.js:7)' >"$E2E_FLAKY_FILE"; echo '  ---' >>"$E2E_FLAKY_FILE" ;;
+  *) echo fine ;;
+esac
+`);
+    chmodSync(make, 0o755);
+    const lanes = new URL('../scripts/test-lanes.sh', import.meta.url).pathname;
+    const env = { ...process.env, MAKE: make, LANES_LOGS: join(dir, 'lanes'), E2E_FLAKY_FILE: join(dir, 'flaky.txt') };
+    const red = spawnSync('bash', [lanes, 'go: ok gofail never', 'e2e: e2efail', 'quiet: ok'], { encoding: 'utf8', env });
+    assert.equal(red.status, 1, red.stdout);
+    const tail = red.stdout.trimEnd().split('\n');
+    assert.deepEqual(tail.slice(tail.indexOf('=== what failed ===')), [
+      '=== what failed ===',
+      'go: --- FAIL: TestX (0.01s)',
+      'go:       x_test.go:12: got 1, want 2',
+      'go:       x_test.go:13: second',
+      'go: FAIL\texample.com/p\t0.1s',
+      'go: make gofail',
+      'e2e: FAILED TEST: the page (e2e/x.test.js:3): boom',
+      'e2e: make e2efail',
+    ]);
+    assert.doesNotMatch(red.stdout, /make never/, 'a failed target ends its lane');
+
+    const green = spawnSync('bash', [lanes, 'e2e: flaky', 'quiet: ok'], { encoding: 'utf8', env });
+    assert.equal(green.status, 0, green.stdout);
+    assert.match(green.stdout, /FLAKY browser tests \(failed once, passed alone; .*flaky\.txt\):\n {4}one \(e2e\/y\.test\.js:7\)\n/);
+    assert.doesNotMatch(green.stdout, /what failed/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

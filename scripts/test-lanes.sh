@@ -11,12 +11,16 @@
 # as it ends. A failed target ends its lane; the other lanes run on, so one
 # run shows every failure. The summary gives each lane's result and time;
 # the exit status is 1 when any lane failed, after the failed lanes' last
-# lines, so a failure is at the end of the output whatever ran beside it.
+# lines, so a failure is at the end of the output whatever ran beside it,
+# and then a few lines that name what failed.
+# LANES_LOGS moves the logs, E2E_FLAKY_FILE the browser runner's flaky list
+# (e2e/run.mjs reads it too).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 make=${MAKE:-make}
-logs=test-output/lanes
-rm -rf "$logs" test-output/e2e-flaky.txt && mkdir -p "$logs"
+logs=${LANES_LOGS:-test-output/lanes}
+export E2E_FLAKY_FILE=${E2E_FLAKY_FILE:-test-output/e2e-flaky.txt}
+rm -rf "$logs" "$E2E_FLAKY_FILE" && mkdir -p "$logs"
 
 names=()
 width=0
@@ -95,9 +99,9 @@ for name in "${names[@]}"; do
 done
 cpu=$(cat "$logs"/*.cpu 2>/dev/null | awk '{ t += $1 } END { print t + 0 }')
 echo "  CPU used by every lane's targets: $cpu s ($(nproc) cores; $((SECONDS)) s wall)"
-if [ -s test-output/e2e-flaky.txt ]; then
-  echo "  FLAKY browser tests (failed once, passed alone; test-output/e2e-flaky.txt):"
-  grep -E '^[^ ].* \([^ ]+:[0-9]+\)$' test-output/e2e-flaky.txt | sed 's/^/    /'
+if [ -s "$E2E_FLAKY_FILE" ]; then
+  echo "  FLAKY browser tests (failed once, passed alone; $E2E_FLAKY_FILE):"
+  grep -E '^[^ ].* \([^ ]+:[0-9]+\)$' "$E2E_FLAKY_FILE" | sed 's/^/    /'
 fi
 for name in "${failed[@]}"; do
   echo
